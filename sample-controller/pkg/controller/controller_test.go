@@ -1,0 +1,68 @@
+package controller
+
+import (
+	"testing"
+
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
+)
+
+// TestDeploymentEventsEnqueueOwningFoo checks the Deployment handler: a change
+// to an owned Deployment (even one seen only as a deletion tombstone) queues
+// its Foo, and a Deployment no Foo controls queues nothing.
+func TestDeploymentEventsEnqueueOwningFoo(t *testing.T) {
+	foo := newFoo("test", ptr.To[int32](1))
+	owned := newDeployment(foo)
+	foreign := owned.DeepCopy()
+	foreign.OwnerReferences = nil
+	want := cache.ObjectName{Namespace: foo.Namespace, Name: foo.Name}
+
+	for _, tc := range []struct {
+		name string
+		obj  interface{}
+		want []cache.ObjectName
+	}{
+		{"owned Deployment", owned, []cache.ObjectName{want}},
+		{"tombstone of an owned Deployment", cache.DeletedFinalStateUnknown{Key: "default/test-deployment", Obj: owned}, []cache.ObjectName{want}},
+		{"Deployment without a Foo controller", foreign, nil},
+		{"tombstone of something else", cache.DeletedFinalStateUnknown{Key: "default/x", Obj: "not an object"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logger, _ := ktesting.NewTestContext(t)
+			c := &Controller{queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())}
+			defer c.queue.ShutDown()
+
+			c.enqueueOwner(logger, tc.obj)
+
+			var got []cache.ObjectName
+			for c.queue.Len() > 0 {
+				key, _ := c.queue.Get()
+				got = append(got, key)
+				c.queue.Done(key)
+			}
+			if len(got) != len(tc.want) || (len(got) == 1 && got[0] != tc.want[0]) {
+				t.Errorf("queued %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFooDeletionTombstoneIsQueued checks that a Foo deletion the informer only
+// saw as a tombstone still reaches the Reconciler (which logs the deletion).
+func TestFooDeletionTombstoneIsQueued(t *testing.T) {
+	foo := newFoo("test", nil)
+	c := &Controller{queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())}
+	defer c.queue.ShutDown()
+
+	c.enqueueFoo(cache.DeletedFinalStateUnknown{Key: "default/test", Obj: foo})
+
+	if c.queue.Len() != 1 {
+		t.Fatalf("queue length %d, want 1", c.queue.Len())
+	}
+	if key, _ := c.queue.Get(); key != (cache.ObjectName{Namespace: "default", Name: "test"}) {
+		t.Errorf("queued %v, want default/test", key)
+	}
+}
+

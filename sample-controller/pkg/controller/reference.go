@@ -1,0 +1,190 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/controller-kit/controller-kit/sample-controller/pkg/generated/clientset/versioned"
+	foolisters "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/listers/samplecontroller/v1alpha1"
+)
+
+// Event reasons the Reference Reconciler records on Foos. Normal events mark a
+// real change; Warning events mark something a person has to fix.
+const (
+	ReasonDeploymentCreated = "DeploymentCreated"
+	ReasonDeploymentScaled  = "DeploymentScaled"
+	// ReasonErrResourceExists: a Deployment with the Foo's deploymentName exists
+	// and is not controlled by this Foo. The same reason as upstream.
+	ReasonErrResourceExists = "ErrResourceExists"
+	// ReasonInvalidSpec: the Foo's spec cannot be acted on (see validateSpec).
+	ReasonInvalidSpec = "InvalidSpec"
+)
+
+// PodImage is the container image of the pods in every Deployment the
+// Reference Reconciler creates.
+const PodImage = "nginx:1.27"
+
+// Reference is the Reconciler the kit ships: for each Foo it keeps one owned
+// Deployment with the Foo's replica count and mirrors the Deployment's available
+// replicas into the Foo's status. It reads only from the informers' caches and
+// writes only what differs.
+//
+// Compare with syncHandler in k8s.io/sample-controller/controller.go.
+type Reference struct {
+	KubeClient  kubernetes.Interface
+	FooClient   versioned.Interface
+	Foos        foolisters.FooLister
+	Deployments appslisters.DeploymentLister
+	Recorder    record.EventRecorder
+}
+
+var _ Reconciler = (*Reference)(nil)
+
+// Reconcile brings one Foo's Deployment and status in line with its spec. It
+// returns an error (so the key is retried with backoff) when an API call fails
+// or the Deployment name is taken by a Deployment this Foo does not control.
+func (r *Reference) Reconcile(ctx context.Context, key cache.ObjectName) error {
+	logger := klog.FromContext(ctx)
+
+	// 1. Read the Foo from the informer's cache. Gone means deleted: its
+	// Deployment goes with it through the owner reference, nothing to do here.
+	foo, err := r.Foos.Foos(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		logger.Info("Foo deleted; the garbage collector removes its Deployment")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading Foo %s from the cache: %w", key, err)
+	}
+
+	// 2. Refuse a spec we cannot act on. The CRD schema already rejects these,
+	// but objects stored before the schema was tightened are not revalidated.
+	// Retrying would not help, so one Warning event and no error.
+	if field, problem := validateSpec(foo); field != "" {
+		r.Recorder.Eventf(foo, corev1.EventTypeWarning, ReasonInvalidSpec, "%s %s; fix the Foo's spec", field, problem)
+		logger.Info("Foo has an invalid spec; waiting for it to be fixed", "field", field, "problem", problem)
+		return nil
+	}
+
+	// 3. Create the Deployment if it does not exist.
+	name := foo.Spec.DeploymentName
+	deployment, err := r.Deployments.Deployments(foo.Namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		deployment, err = r.KubeClient.AppsV1().Deployments(foo.Namespace).Create(ctx, newDeployment(foo), metav1.CreateOptions{FieldManager: Name})
+		if err != nil {
+			// AlreadyExists lands here too when our cache lags behind: the
+			// retry reads the Deployment from the cache and carries on.
+			return fmt.Errorf("creating Deployment %s/%s: %w", foo.Namespace, name, err)
+		}
+		logger.Info("Created Deployment", "deployment", klog.KObj(deployment))
+		r.Recorder.Eventf(foo, corev1.EventTypeNormal, ReasonDeploymentCreated, "Created Deployment %s with %d replicas", name, desiredReplicas(foo))
+	} else if err != nil {
+		return fmt.Errorf("reading Deployment %s/%s from the cache: %w", foo.Namespace, name, err)
+	}
+
+	// 4. Never touch a Deployment this Foo does not control: someone else made
+	// it, and adopting or changing it could break their workload.
+	if !metav1.IsControlledBy(deployment, foo) {
+		r.Recorder.Eventf(foo, corev1.EventTypeWarning, ReasonErrResourceExists,
+			"Deployment %s already exists and is not controlled by this Foo; delete that Deployment, or recreate the Foo with another deploymentName", name)
+		return fmt.Errorf("deployment %s/%s exists and is not controlled by Foo %s", foo.Namespace, name, key)
+	}
+
+	// 5. Correct replica drift (someone ran kubectl scale, or the Foo changed).
+	// Objects from the cache are shared: change a copy, never the original.
+	want := desiredReplicas(foo)
+	if deployment.Spec.Replicas == nil || *deployment.Spec.Replicas != want {
+		scaled := deployment.DeepCopy()
+		scaled.Spec.Replicas = &want
+		deployment, err = r.KubeClient.AppsV1().Deployments(foo.Namespace).Update(ctx, scaled, metav1.UpdateOptions{FieldManager: Name})
+		if err != nil {
+			return fmt.Errorf("scaling Deployment %s/%s to %d replicas: %w", foo.Namespace, name, want, err)
+		}
+		logger.Info("Scaled Deployment", "deployment", klog.KObj(deployment), "replicas", want)
+		r.Recorder.Eventf(foo, corev1.EventTypeNormal, ReasonDeploymentScaled, "Scaled Deployment %s to %d replicas", name, want)
+	}
+
+	// 6. Report what we observed, through the status subresource and only
+	// when it changed: an unchanged write would still bump resourceVersion and
+	// wake every watcher of Foos.
+	status := samplev1alpha1.FooStatus{
+		AvailableReplicas:  deployment.Status.AvailableReplicas,
+		ObservedGeneration: foo.Generation,
+	}
+	if foo.Status == status {
+		return nil
+	}
+	updated := foo.DeepCopy()
+	updated.Status = status
+	if _, err := r.FooClient.SamplecontrollerV1alpha1().Foos(foo.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: Name}); err != nil {
+		return fmt.Errorf("updating the status of Foo %s: %w", key, err)
+	}
+	logger.V(2).Info("Updated Foo status", "availableReplicas", status.AvailableReplicas, "observedGeneration", status.ObservedGeneration)
+	return nil
+}
+
+// validateSpec returns the path of the first spec field the controller cannot
+// act on and what is wrong with it, or "" when the spec is usable. The rules are
+// the CRD schema's (config/crd), checked again for Foos stored before it.
+func validateSpec(foo *samplev1alpha1.Foo) (field, problem string) {
+	if errs := validation.IsDNS1123Label(foo.Spec.DeploymentName); len(errs) > 0 {
+		return "spec.deploymentName", fmt.Sprintf("%q is not a valid Deployment name: %s", foo.Spec.DeploymentName, strings.Join(errs, "; "))
+	}
+	if r := foo.Spec.Replicas; r != nil && (*r < 0 || *r > 100) {
+		return "spec.replicas", fmt.Sprintf("is %d, must be between 0 and 100", *r)
+	}
+	return "", ""
+}
+
+// desiredReplicas is spec.replicas, or 1 (the CRD's default) when it is unset.
+func desiredReplicas(foo *samplev1alpha1.Foo) int32 {
+	if foo.Spec.Replicas == nil {
+		return 1
+	}
+	return *foo.Spec.Replicas
+}
+
+// newDeployment returns the Deployment a Foo asks for. Its controller owner
+// reference (with blockOwnerDeletion) makes the garbage collector delete it
+// with the Foo, and tells enqueueOwner which Foo to reconcile when it changes.
+func newDeployment(foo *samplev1alpha1.Foo) *appsv1.Deployment {
+	labels := map[string]string{
+		"app.kubernetes.io/name":       "nginx",
+		"app.kubernetes.io/instance":   foo.Spec.DeploymentName,
+		"app.kubernetes.io/managed-by": Name,
+	}
+	replicas := desiredReplicas(foo)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      foo.Spec.DeploymentName,
+			Namespace: foo.Namespace,
+			Labels:    labels,
+			OwnerReferences: []metav1.OwnerReference{
+				*metav1.NewControllerRef(foo, samplev1alpha1.SchemeGroupVersion.WithKind("Foo")),
+			},
+		},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "nginx", Image: PodImage}},
+				},
+			},
+		},
+	}
+}
