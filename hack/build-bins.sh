@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# build-bins.sh builds the kit's pinned binaries into bin/ from the Go modules under
+# hack/ (the versions are the ones in those go.mod files; nothing else is downloaded).
+# Only binaries that are missing, or older than the go.mod that pins them, are built,
+# so a second run with everything present returns at once.
+#
+# Usage: hack/build-bins.sh [all | cluster | envtest | codegen | NAME...]
+#   cluster  etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, kwokctl
+#   envtest  etcd, kube-apiserver, kubectl (also laid out as setup-envtest's store, see below)
+#   codegen  controller-gen, the code-generator generators, kustomize
+#   all      every binary below, plus kind
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN="$ROOT/bin"
+# KUBE_VERSION is the control-plane version, read from the go.mod that pins it.
+KUBE_VERSION=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2}' "$ROOT/hack/controlplane/go.mod" | head -1)
+KUBE_MINOR=$(echo "$KUBE_VERSION" | cut -d. -f2)
+
+# module_of NAME prints "module-dir package-path" for a binary the kit builds.
+module_of() {
+	case "$1" in
+	kube-apiserver | kube-controller-manager | kube-scheduler | kubectl)
+		echo "controlplane k8s.io/kubernetes/cmd/$1" ;;
+	etcd) echo "etcd go.etcd.io/etcd/server/v3" ;;
+	kwok | kwokctl) echo "cluster sigs.k8s.io/kwok/cmd/$1" ;;
+	kind) echo "cluster sigs.k8s.io/kind" ;;
+	controller-gen) echo "tools sigs.k8s.io/controller-tools/cmd/controller-gen" ;;
+	deepcopy-gen | client-gen | lister-gen | informer-gen | applyconfiguration-gen)
+		echo "tools k8s.io/code-generator/cmd/$1" ;;
+	kustomize) echo "tools sigs.k8s.io/kustomize/kustomize/v5" ;;
+	*) return 1 ;;
+	esac
+}
+
+expand() {
+	case "$1" in
+	envtest) echo etcd kube-apiserver kubectl ;;
+	cluster) echo etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl ;;
+	codegen) echo controller-gen deepcopy-gen client-gen lister-gen informer-gen applyconfiguration-gen kustomize ;;
+	all) echo "$(expand cluster) $(expand codegen) kind" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# elapsed SECONDS prints a duration such as 4m52s.
+elapsed() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+# build MODULE_DIR NAME... compiles the named binaries of one module in a single
+# 'go build' (so they share compilation), printing a heartbeat while it runs.
+build() {
+	local mod=$1
+	shift
+	local pkgs=() name pkg ldflags=""
+	for name in "$@"; do
+		read -r _ pkg < <(module_of "$name")
+		pkgs+=("$pkg")
+	done
+	if [ "$mod" = controlplane ]; then
+		# Without these the servers report v0.0.0-master and kubectl warns it cannot parse that.
+		local v=k8s.io/component-base/version
+		ldflags="-X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$KUBE_MINOR -X $v.gitTreeState=clean"
+	fi
+	local start=$SECONDS out="$BIN/"
+	# A package path ending in a major version (etcd's .../v3, kustomize's .../v5) would
+	# name the binary "v3"; build such a binary alone with an explicit output file.
+	if [ $# -eq 1 ]; then out="$BIN/$1"; fi
+	echo ">> building $* (module hack/$mod)"
+	(
+		while sleep 30; do
+			echo "   ... still building $* ($(elapsed $((SECONDS - start))) so far)"
+		done
+	) &
+	local ticker=$!
+	local rc=0
+	(cd "$ROOT/hack/$mod" && GOWORK=off go build -trimpath -ldflags "-s -w $ldflags" -o "$out" "${pkgs[@]}") || rc=$?
+	kill "$ticker" 2>/dev/null || true
+	wait "$ticker" 2>/dev/null || true
+	if [ $rc -ne 0 ]; then
+		echo "!! building $* failed (exit $rc); the Go error is above" >&2
+		exit $rc
+	fi
+	echo "   built $* in $(elapsed $((SECONDS - start)))"
+}
+
+# envtest_layout links the envtest binaries into setup-envtest's store layout, so
+# KUBEBUILDER_ASSETS=bin/k8s/<version>-<os>-<arch> works with no download.
+envtest_layout() {
+	local dir
+	dir="$BIN/k8s/${KUBE_VERSION#v}-$(go env GOOS)-$(go env GOARCH)"
+	mkdir -p "$dir"
+	for name in etcd kube-apiserver kubectl; do
+		if [ -x "$BIN/$name" ] && [ ! -e "$dir/$name" ]; then ln -sf "../../$name" "$dir/$name"; fi
+	done
+}
+
+main() {
+	local want=() arg name
+	[ $# -gt 0 ] || set -- all
+	for arg in "$@"; do
+		for name in $(expand "$arg"); do
+			if ! module_of "$name" >/dev/null; then
+				echo "build-bins: unknown binary '$name'; known: $(expand all)" >&2
+				exit 2
+			fi
+			want+=("$name")
+		done
+	done
+	mkdir -p "$BIN"
+	# Group what is missing (or older than its go.mod) by module, one go build each.
+	local -A todo=()
+	local mod
+	for name in "${want[@]}"; do
+		read -r mod _ < <(module_of "$name")
+		if [ -x "$BIN/$name" ] && [ "$BIN/$name" -nt "$ROOT/hack/$mod/go.mod" ]; then continue; fi
+		case " ${todo[$mod]:-} " in *" $name "*) ;; *) todo[$mod]="${todo[$mod]:-} $name" ;; esac
+	done
+	local total=$SECONDS
+	# Largest first, so the long kube-apiserver build warms the cache for the rest.
+	for mod in controlplane etcd cluster tools; do
+		[ -n "${todo[$mod]:-}" ] || continue
+		local names=(${todo[$mod]})
+		if [ "$mod" = controlplane ]; then
+			build "$mod" "${names[@]}"
+		else
+			for name in "${names[@]}"; do build "$mod" "$name"; done
+		fi
+	done
+	envtest_layout
+	if [ ${#todo[@]} -gt 0 ]; then
+		echo ">> binaries ready in bin/ ($(elapsed $((SECONDS - total))))"
+	fi
+}
+
+main "$@"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# kind-up.sh creates (or reuses) the kind cluster 'controller-kit' for learners with
+# Docker, writing its kubeconfig to the same kit path as the local cluster. Without a
+# Docker engine it fails at once and points at the Docker-free local cluster.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+if ! command -v docker >/dev/null 2>&1 || ! timeout 2 docker info >/dev/null 2>&1; then
+	cat >&2 <<MSG
+kind-up: no Docker engine is reachable here ('docker info' failed), and kind runs its
+nodes as Docker containers. Run 'make local-up' instead: it starts the kit's local
+cluster from real upstream binaries with no Docker, and every lesson works on it.
+MSG
+	exit 1
+fi
+
+"$KIT_ROOT/hack/build-bins.sh" kind kubectl
+if "$KIT_BIN/kind" get clusters 2>/dev/null | grep -qx "$KIT_CLUSTER"; then
+	kit_log "kind cluster '$KIT_CLUSTER' already exists; refreshing its kubeconfig"
+	"$KIT_BIN/kind" export kubeconfig --name "$KIT_CLUSTER" --kubeconfig "$KIT_KUBECONFIG"
+	exit 0
+fi
+kit_log "creating kind cluster '$KIT_CLUSTER' (pulls the pinned node image the first time)"
+"$KIT_BIN/kind" create cluster --config "$KIT_ROOT/hack/kind-config.yaml" \
+	--kubeconfig "$KIT_KUBECONFIG" --wait 3m
+kit_log "kind cluster ready; kubeconfig: $KIT_KUBECONFIG"

@@ -1,0 +1,232 @@
+// Package kittest holds what the kit's end-to-end suites share: finding the cluster
+// the tests may use (and refusing any other), clients, throwaway namespaces, a
+// kubeconfig that impersonates a controller's ServiceAccount, controller processes
+// whose logs are shown when a test fails, and polling with deadlines.
+//
+// Every e2e suite of the kit runs against the cluster $KUBECONFIG points at, which
+// `make test-e2e` sets to the kit kubeconfig (_output/kubeconfig) by default.
+package kittest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// AnyContextEnv names the environment variable that, set to 1, lets the e2e suites
+// run against a context that is neither the kit's local cluster nor a kind cluster.
+const AnyContextEnv = "KIT_E2E_ANY_CONTEXT"
+
+// RepoRoot returns the kit's top folder: the nearest parent of the working
+// directory that holds go.work. It panics when there is none, which only happens
+// when a suite is run from outside the kit.
+func RepoRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		panic(fmt.Sprintf("kittest: cannot read the working directory: %v", err))
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			panic(fmt.Sprintf("kittest: no go.work above %s; run the suite from inside the kit", dir))
+		}
+	}
+}
+
+// Kubeconfig returns the path of the kubeconfig the suites use: $KUBECONFIG when
+// set, else the kit kubeconfig _output/kubeconfig.
+func Kubeconfig() string {
+	if p := os.Getenv("KUBECONFIG"); p != "" {
+		return p
+	}
+	return filepath.Join(RepoRoot(), "_output", "kubeconfig")
+}
+
+// loadRaw reads the kubeconfig the suites use and refuses (with a test failure) a
+// current context that is not the kit's local cluster (kwok-controller-kit*) or a
+// kind cluster (kind-*), unless AnyContextEnv is 1: the suites create and delete
+// objects, and must never do so on a cluster somebody relies on.
+func loadRaw(t testing.TB) (clientcmdapi.Config, string) {
+	t.Helper()
+	path := Kubeconfig()
+	raw, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatalf("cannot read kubeconfig %s: %v\n(start a cluster with 'make local-up', or set KUBECONFIG)", path, err)
+	}
+	ctx := raw.CurrentContext
+	kitOrKind := strings.HasPrefix(ctx, "kwok-controller-kit") || strings.HasPrefix(ctx, "kind-")
+	if !kitOrKind && os.Getenv(AnyContextEnv) != "1" {
+		t.Fatalf("refusing to run e2e tests against context %q from %s: the suites create and delete objects.\n"+
+			"Use the kit's cluster ('make local-up' or 'make kind-up'), or set %s=1 if this cluster is yours to break.",
+			ctx, path, AnyContextEnv)
+	}
+	return *raw, path
+}
+
+// Config returns a REST config for the cluster under test, with client-side rate
+// limits raised (QPS 200, burst 400) so a test's own requests never wait on them.
+// It fails the test when the kubeconfig is missing or its context is refused.
+func Config(t testing.TB) *rest.Config {
+	t.Helper()
+	raw, path := loadRaw(t)
+	cfg, err := clientcmd.NewDefaultClientConfig(raw, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		t.Fatalf("cannot build a client config from %s: %v", path, err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	return cfg
+}
+
+// Clientset returns a typed clientset for the cluster under test (see Config).
+func Clientset(t testing.TB) kubernetes.Interface {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(Config(t))
+	if err != nil {
+		t.Fatalf("cannot create a clientset: %v", err)
+	}
+	return cs
+}
+
+// Namespace creates a namespace with a unique name starting with prefix and returns
+// the name. At cleanup it prints the namespace's events when the test failed, then
+// deletes the namespace (without waiting for it to be gone). Set KIT_E2E_KEEP=1 to
+// keep the namespace of a failed test for a look with kubectl.
+func Namespace(t testing.TB, cs kubernetes.Interface, prefix string) string {
+	t.Helper()
+	ns, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: map[string]string{"controller-kit.dev/e2e": "true"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("cannot create a test namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if t.Failed() {
+			DumpEvents(t, cs, ns.Name)
+			if os.Getenv("KIT_E2E_KEEP") == "1" {
+				t.Logf("keeping namespace %s (KIT_E2E_KEEP=1)", ns.Name)
+				return
+			}
+		}
+		if err := cs.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil {
+			t.Logf("cannot delete namespace %s: %v", ns.Name, err)
+		}
+	})
+	return ns.Name
+}
+
+// DumpEvents prints every Event of a namespace to the test log, oldest first: the
+// first thing to read when an e2e test fails.
+func DumpEvents(t testing.TB, cs kubernetes.Interface, namespace string) {
+	t.Helper()
+	list, err := cs.CoreV1().Events(namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Logf("cannot list events in %s: %v", namespace, err)
+		return
+	}
+	var b strings.Builder
+	for _, e := range list.Items {
+		fmt.Fprintf(&b, "  %s %s %s/%s %s: %s (x%d)\n", e.LastTimestamp.Format(time.TimeOnly), e.Type,
+			e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message, e.Count)
+	}
+	t.Logf("events in namespace %s:\n%s", namespace, b.String())
+}
+
+// ImpersonatingKubeconfig writes a kubeconfig (in the test's temp folder) that
+// reaches the cluster under test as the ServiceAccount namespace/serviceAccount and
+// returns its path. A controller started with --kubeconfig set to it has exactly the
+// RBAC bound to that ServiceAccount, so a verb missing from the shipped manifests
+// shows up as "forbidden" in the test instead of in a learner's cluster. The
+// identity the test itself uses must be allowed to impersonate (cluster admins are).
+func ImpersonatingKubeconfig(t testing.TB, namespace, serviceAccount string) string {
+	t.Helper()
+	raw, _ := loadRaw(t)
+	ctx, ok := raw.Contexts[raw.CurrentContext]
+	if !ok || raw.AuthInfos[ctx.AuthInfo] == nil {
+		t.Fatalf("kubeconfig context %q has no user to impersonate from", raw.CurrentContext)
+	}
+	user := raw.AuthInfos[ctx.AuthInfo].DeepCopy()
+	user.Impersonate = "system:serviceaccount:" + namespace + ":" + serviceAccount
+	user.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}
+	raw.AuthInfos = map[string]*clientcmdapi.AuthInfo{"impersonated": user}
+	ctx = ctx.DeepCopy()
+	ctx.AuthInfo = "impersonated"
+	raw.Contexts = map[string]*clientcmdapi.Context{raw.CurrentContext: ctx}
+	// Certificate and key paths in the kit kubeconfig are absolute; flatten anyway
+	// so a relative path in a learner's kubeconfig still resolves from the temp folder.
+	if err := clientcmdapi.FlattenConfig(&raw); err != nil {
+		t.Fatalf("cannot inline the kubeconfig's files: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig-"+serviceAccount)
+	if err := clientcmd.WriteToFile(raw, path); err != nil {
+		t.Fatalf("cannot write %s: %v", path, err)
+	}
+	return path
+}
+
+// Eventually polls cond every 250 ms until it returns true, and fails the test with
+// "timed out after <timeout> waiting for <what>" (plus cond's last error, if any)
+// when timeout passes first. An error from cond does not stop the polling: API
+// errors during a rollout are often passing ones. Use generous timeouts: they bound
+// a failing test, they do not measure a passing one.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true,
+		func(ctx context.Context) (bool, error) {
+			done, err := cond(ctx)
+			if err != nil {
+				last = err
+				return false, nil
+			}
+			return done, nil
+		})
+	if err != nil {
+		if last != nil {
+			t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, last)
+		}
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
+	}
+}
+
+// Kubectl runs the kit's kubectl (bin/kubectl) against the cluster under test and
+// returns its standard output; the test fails with kubectl's error output when it
+// exits non-zero. Tests use it for what a learner would type, such as applying the
+// manifests a tier ships.
+func Kubectl(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := KubectlE(args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+// KubectlE is Kubectl for commands that are expected to fail: it returns the
+// standard output and an error that carries kubectl's error output.
+func KubectlE(args ...string) (string, error) {
+	bin := filepath.Join(RepoRoot(), "bin", "kubectl")
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", Kubeconfig()}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return string(out), nil
+}

@@ -1,0 +1,147 @@
+package kittest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BuildBinary compiles the main package in pkgDir (a folder path, absolute or
+// relative to the working directory) to outPath. Suites call it once from TestMain,
+// so every test runs the controller exactly as a learner's `go build` would make it.
+// The error carries the compiler's output.
+func BuildBinary(pkgDir, outPath string) error {
+	cmd := exec.Command("go", "build", "-o", outPath, ".")
+	cmd.Dir = pkgDir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build in %s: %w\n%s", pkgDir, err, out)
+	}
+	return nil
+}
+
+// Process is a controller started by StartProcess: a real OS process whose
+// standard output and error go to a log file the test can read.
+type Process struct {
+	// Name labels the process in test output, e.g. "controller-a".
+	Name string
+
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{}
+	mu      sync.Mutex
+	waitErr error
+}
+
+// StartProcess starts bin with args, its output captured in a log file under the
+// test's temp folder. At cleanup the process gets SIGTERM, then SIGKILL if it has
+// not exited within 15 s; when the test failed, the last 80 lines of its log are
+// printed first. The test fails at once if the process cannot be started.
+func StartProcess(t testing.TB, name, bin string, args ...string) *Process {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatalf("cannot create log file for %s: %v", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		t.Fatalf("cannot start %s (%s): %v", name, bin, err)
+	}
+	p := &Process{Name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		_ = logFile.Close()
+		p.mu.Lock()
+		p.waitErr = err
+		p.mu.Unlock()
+		close(p.done)
+	}()
+	t.Logf("started %s: %s %s (log: %s)", name, bin, strings.Join(args, " "), logPath)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last lines of %s's log:\n%s", name, tail(p.Logs(), 80))
+		}
+		_, _ = p.Stop(15 * time.Second)
+	})
+	return p
+}
+
+// Logs returns everything the process has written to standard output and error so far.
+func (p *Process) Logs() string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", p.logPath, err)
+	}
+	return string(b)
+}
+
+// Signal sends sig to the process; it is a no-op once the process has exited.
+func (p *Process) Signal(sig os.Signal) {
+	if !p.Exited() {
+		_ = p.cmd.Process.Signal(sig)
+	}
+}
+
+// Exited reports whether the process has exited.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Wait waits up to timeout for the process to exit and returns its exit code
+// (-1 when a signal ended it). It returns an error when the process is still
+// running after timeout.
+func (p *Process) Wait(timeout time.Duration) (int, error) {
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		return 0, fmt.Errorf("%s still running after %s", p.Name, timeout)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var exitErr *exec.ExitError
+	switch {
+	case p.waitErr == nil:
+		return 0, nil
+	case errors.As(p.waitErr, &exitErr):
+		return exitErr.ExitCode(), nil
+	default:
+		return 0, p.waitErr
+	}
+}
+
+// Stop asks the process to shut down gracefully (SIGTERM), waits up to timeout,
+// then kills it. It returns the exit code as Wait does; stopping a process that has
+// already exited only reports how it ended.
+func (p *Process) Stop(timeout time.Duration) (int, error) {
+	p.Signal(syscall.SIGTERM)
+	code, err := p.Wait(timeout)
+	if err != nil {
+		p.Signal(syscall.SIGKILL)
+		code, _ = p.Wait(5 * time.Second)
+	}
+	return code, err
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,35 @@
+# lib.sh: names and helpers shared by the kit's cluster scripts. Source it; do not run it.
+# Every path the kit writes lives under the repo: bin/ for binaries, _output/ for
+# cluster state and the kit kubeconfig (never ~/.kwok or ~/.kube/config).
+
+KIT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KIT_BIN="$KIT_ROOT/bin"
+KIT_OUT="$KIT_ROOT/_output"
+# KIT_CLUSTER is the cluster name; kwokctl names its context kwok-$KIT_CLUSTER, kind
+# kind-$KIT_CLUSTER. `make test` uses a second one, controller-kit-test, so it never
+# touches the cluster a learner is working with.
+KIT_CLUSTER=${KIT_CLUSTER:-controller-kit}
+# KIT_KUBECONFIG is the kit's own kubeconfig, written by local-up and kind-up alike.
+# The run and test targets use $KUBECONFIG instead when a learner has set it.
+if [ "$KIT_CLUSTER" = controller-kit ]; then
+	KIT_KUBECONFIG="$KIT_OUT/kubeconfig"
+else
+	KIT_KUBECONFIG="$KIT_OUT/kubeconfig-$KIT_CLUSTER"
+fi
+# KWOK_WORKDIR is where kwokctl keeps cluster state, PKI, logs and pid files.
+export KWOK_WORKDIR="$KIT_OUT/kwok"
+# KIT_NODES is how many kwok fake nodes the local cluster gets (each takes 110 pods).
+KIT_NODES=${KIT_NODES:-3}
+
+# kit_log prints a progress line with the seconds since the script started.
+kit_log() { printf '[%3ds] %s\n' "$SECONDS" "$*"; }
+
+# kit_kubectl runs the kit's own kubectl against the kit kubeconfig.
+kit_kubectl() { "$KIT_BIN/kubectl" --kubeconfig "$KIT_KUBECONFIG" "$@"; }
+
+# kit_cluster_reachable KUBECONFIG succeeds when that kubeconfig's current context
+# reaches an API server that answers /readyz within a few seconds.
+kit_cluster_reachable() {
+	[ -n "$1" ] && [ -x "$KIT_BIN/kubectl" ] &&
+		"$KIT_BIN/kubectl" --kubeconfig "$1" --request-timeout=3s get --raw /readyz >/dev/null 2>&1
+}

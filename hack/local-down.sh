@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# local-down.sh deletes the kit's local cluster: every component process is stopped
+# and its state under _output/kwok removed. Idempotent.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+if [ ! -x "$KIT_BIN/kwokctl" ] || ! "$KIT_BIN/kwokctl" get clusters 2>/dev/null | grep -qx "$KIT_CLUSTER"; then
+	kit_log "no local cluster '$KIT_CLUSTER' is running; nothing to do"
+	exit 0
+fi
+kit_log "deleting local cluster '$KIT_CLUSTER'"
+"$KIT_BIN/kwokctl" delete cluster --name "$KIT_CLUSTER" --kubeconfig "$KIT_KUBECONFIG" >/dev/null
+kit_log "local cluster deleted"
