@@ -3,6 +3,7 @@ module github.com/controller-kit/controller-kit/sample-controller
 go 1.26.0
 
 require (
+	github.com/controller-kit/controller-kit/hack/kittest v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2

@@ -116,7 +116,7 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("creating the Foo client: %w", err)
 	}
 
-	if err := checkFooCRD(kubeClient); err != nil {
+	if err := checkFooCRD(ctx, kubeClient); err != nil {
 		return err
 	}
 
@@ -142,10 +142,13 @@ func run(ctx context.Context, o options) error {
 
 // checkFooCRD fails fast, naming the fix, when the API server does not serve
 // Foos. Without this check the Foo informer would retry its list forever and
-// the controller would sit silently waiting for its cache to sync.
-func checkFooCRD(kubeClient kubernetes.Interface) error {
+// the controller would sit silently waiting for its cache to sync. It gives up
+// after 30 s when the API server does not answer.
+func checkFooCRD(ctx context.Context, kubeClient kubernetes.Interface) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	gv := samplev1alpha1.SchemeGroupVersion.String()
-	resources, err := kubeClient.Discovery().ServerResourcesForGroupVersion(gv)
+	resources, err := kubeClient.Discovery().ServerResourcesForGroupVersionWithContext(ctx, gv)
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("the Foo CRD (foos.%s) is not installed on this cluster; %s", samplev1alpha1.SchemeGroupVersion.Group, crdInstallHint)
 	}
