@@ -122,7 +122,8 @@ func pinnedKubeVersion(t *testing.T) string {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
+		line, _, _ := strings.Cut(sc.Text(), "//")
+		fields := strings.Fields(line)
 		if len(fields) >= 2 && fields[len(fields)-2] == "k8s.io/kubernetes" && strings.HasPrefix(fields[len(fields)-1], "v") {
 			return fields[len(fields)-1]
 		}
