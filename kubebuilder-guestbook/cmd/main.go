@@ -14,21 +14,29 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Command manager runs the Guestbook operator: a controller-runtime manager with
+// the Guestbook controller, its admission webhooks, metrics and health probes.
 package main
 
 import (
 	"crypto/tls"
 	"flag"
+	"fmt"
 	"os"
+	"strconv"
+	"time"
 
 	// Import all Kubernetes client auth plugins (e.g. Azure, GCP, OIDC, etc.)
 	// to ensure that exec-entrypoint and run can make use of them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -41,6 +49,10 @@ import (
 	// +kubebuilder:scaffold:imports
 )
 
+// fieldOwner is the field manager the operator's writes are recorded under
+// (metadata.managedFields).
+const fieldOwner = "guestbook-operator"
+
 var (
 	scheme   = runtime.NewScheme()
 	setupLog = ctrl.Log.WithName("setup")
@@ -48,41 +60,69 @@ var (
 
 func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-
 	utilruntime.Must(webappv1.AddToScheme(scheme))
 	// +kubebuilder:scaffold:scheme
 }
 
-// nolint:gocyclo
 func main() {
+	if err := run(); err != nil {
+		setupLog.Error(err, "Manager failed")
+		os.Exit(1)
+	}
+}
+
+// run parses the flags, builds the manager and runs it until SIGTERM/SIGINT.
+// The flags the kit adds to kubebuilder's are --reconciler, --enable-webhooks,
+// --operator-namespace, --leader-election-namespace and --kube-api-qps/-burst.
+//
+//nolint:gocyclo
+func run() error {
 	var metricsAddr string
 	var metricsCertPath, metricsCertName, metricsCertKey string
 	var webhookCertPath, webhookCertName, webhookCertKey string
 	var webhookPort int
 	var enableLeaderElection bool
+	var leaderElectionNamespace string
 	var probeAddr string
 	var secureMetrics bool
 	var enableHTTP2 bool
+	var enableWebhooks bool
+	var reconcilerName string
+	var operatorNamespace string
+	var qps float64
+	var burst int
 	var tlsOpts []func(*tls.Config)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to "+
+		"(0 disables it).")
 	flag.BoolVar(&enableLeaderElection, "leader-elect", false,
 		"Enable leader election for controller manager. "+
-			"Enabling this will ensure there is only one active controller manager.")
+			"Enabling this will ensure there is only one active controller manager. "+
+			"config/manager/manager.yaml turns it on in-cluster.")
+	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
+		"The namespace of the leader election Lease; needed outside a cluster (defaults to the Pod's namespace in-cluster).")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,
 		"If set, the metrics endpoint is served securely via HTTPS. Use --metrics-secure=false to use HTTP instead.")
 	flag.StringVar(&webhookCertPath, "webhook-cert-path", "", "The directory that contains the webhook certificate.")
 	flag.StringVar(&webhookCertName, "webhook-cert-name", "tls.crt", "The name of the webhook certificate file.")
 	flag.StringVar(&webhookCertKey, "webhook-cert-key", "tls.key", "The name of the webhook key file.")
-	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port the webhook server listens on. "+
-		"Defaults to 9443. Set -1 to disable the webhook server.")
+	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port the webhook server listens on.")
 	flag.StringVar(&metricsCertPath, "metrics-cert-path", "",
 		"The directory that contains the metrics server certificate.")
 	flag.StringVar(&metricsCertName, "metrics-cert-name", "tls.crt", "The name of the metrics server certificate file.")
 	flag.StringVar(&metricsCertKey, "metrics-cert-key", "tls.key", "The name of the metrics server key file.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
 		"If set, HTTP/2 will be enabled for the metrics and webhook servers")
+	flag.BoolVar(&enableWebhooks, "enable-webhooks", envBool("ENABLE_WEBHOOKS", true),
+		"Serve the defaulting and validating webhooks (needs a serving certificate). "+
+			"Defaults to $ENABLE_WEBHOOKS, else true. `make run` turns them off.")
+	flag.StringVar(&reconcilerName, "reconciler", "reference",
+		"The Reconciler to run: reference (the finished operator) or stub (logs only; the lesson's starting point).")
+	flag.StringVar(&operatorNamespace, "operator-namespace", envOr("POD_NAMESPACE", "kubebuilder-guestbook-system"),
+		"The namespace of the directory ConfigMap "+controller.DirectoryName+". Defaults to $POD_NAMESPACE.")
+	flag.Float64Var(&qps, "kube-api-qps", 200, "Queries per second the client may make to the API server.")
+	flag.IntVar(&burst, "kube-api-burst", 400, "Burst of queries the client may make to the API server.")
 	opts := zap.Options{
 		Development: true,
 	}
@@ -90,6 +130,10 @@ func main() {
 	flag.Parse()
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+
+	if reconcilerName != "reference" && reconcilerName != "stub" {
+		return fmt.Errorf("--reconciler=%q: want reference or stub", reconcilerName)
+	}
 
 	// if the enable-http2 flag is false (the default), http/2 should be disabled
 	// due to its vulnerabilities. More specifically, disabling http/2 will
@@ -106,13 +150,10 @@ func main() {
 		tlsOpts = append(tlsOpts, disableHTTP2)
 	}
 
-	// Initial webhook TLS options
-	webhookTLSOpts := tlsOpts
 	webhookServerOptions := webhook.Options{
-		TLSOpts: webhookTLSOpts,
+		TLSOpts: tlsOpts,
 		Port:    webhookPort,
 	}
-
 	if len(webhookCertPath) > 0 {
 		setupLog.Info("Initializing webhook certificate watcher using provided certificates",
 			"webhook-cert-path", webhookCertPath, "webhook-cert-name", webhookCertName, "webhook-cert-key", webhookCertKey)
@@ -122,34 +163,24 @@ func main() {
 		webhookServerOptions.KeyName = webhookCertKey
 	}
 
-	webhookServer := webhook.NewServer(webhookServerOptions)
-
-	// Metrics endpoint is enabled in 'config/default/kustomization.yaml'. The Metrics options configure the server.
+	// The metrics endpoint is enabled in config/default/kustomization.yaml. With
+	// --metrics-secure (the default) it serves HTTPS and only answers callers the
+	// API server authenticates and authorizes (config/rbac/metrics_reader_role.yaml).
 	// More info:
-	// - https://pkg.go.dev/sigs.k8s.io/controller-runtime@v0.25.0/pkg/metrics/server
+	// - https://pkg.go.dev/sigs.k8s.io/controller-runtime@v0.25.2/pkg/metrics/server
 	// - https://book.kubebuilder.io/reference/metrics.html
 	metricsServerOptions := metricsserver.Options{
 		BindAddress:   metricsAddr,
 		SecureServing: secureMetrics,
 		TLSOpts:       tlsOpts,
 	}
-
 	if secureMetrics {
-		// FilterProvider is used to protect the metrics endpoint with authn/authz.
-		// These configurations ensure that only authorized users and service accounts
-		// can access the metrics endpoint. The RBAC are configured in 'config/rbac/kustomization.yaml'. More info:
-		// https://pkg.go.dev/sigs.k8s.io/controller-runtime@v0.25.0/pkg/metrics/filters#WithAuthenticationAndAuthorization
 		metricsServerOptions.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
-	// If the certificate is not specified, controller-runtime will automatically
-	// generate self-signed certificates for the metrics server. While convenient for development and testing,
-	// this setup is not recommended for production.
-	//
-	// TODO(user): If you enable certManager, uncomment the following lines:
-	// - [METRICS-WITH-CERTS] at config/default/kustomization.yaml to generate and use certificates
-	// managed by cert-manager for the metrics server.
-	// - [PROMETHEUS-WITH-CERTS] at config/prometheus/kustomization.yaml for TLS certification.
+	// Without --metrics-cert-path controller-runtime generates a self-signed
+	// certificate for the metrics server: fine for development, not for
+	// production (config/default/kustomization.yaml shows the cert-manager way).
 	if len(metricsCertPath) > 0 {
 		setupLog.Info("Initializing metrics certificate watcher using provided certificates",
 			"metrics-cert-path", metricsCertPath, "metrics-cert-name", metricsCertName, "metrics-cert-key", metricsCertKey)
@@ -159,58 +190,100 @@ func main() {
 		metricsServerOptions.KeyName = metricsCertKey
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsServerOptions,
-		WebhookServer:          webhookServer,
-		HealthProbeBindAddress: probeAddr,
-		LeaderElection:         enableLeaderElection,
-		LeaderElectionID:       "90d9e30a.controller-kit.dev",
-		// LeaderElectionReleaseOnCancel defines if the leader should step down voluntarily
-		// when the Manager ends. This requires the binary to immediately end when the
-		// Manager is stopped, otherwise, this setting is unsafe. Setting this significantly
-		// speeds up voluntary leader transitions as the new leader don't have to wait
-		// LeaseDuration time first.
-		//
-		// In the default scaffold provided, the program ends immediately after
-		// the manager stops, so would be fine to enable this option. However,
-		// if you are doing or is intended to do any operation such as perform cleanups
-		// after the manager stops then its usage might be unsafe.
-		// LeaderElectionReleaseOnCancel: true,
+	restConfig, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	// client-go's default 5 QPS / burst 10 would throttle a burst of Guestbooks.
+	restConfig.QPS, restConfig.Burst = float32(qps), burst
+
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsServerOptions,
+		WebhookServer:           webhook.NewServer(webhookServerOptions),
+		HealthProbeBindAddress:  probeAddr,
+		LeaderElection:          enableLeaderElection,
+		LeaderElectionID:        "90d9e30a.controller-kit.dev",
+		LeaderElectionNamespace: leaderElectionNamespace,
+		// The process exits as soon as the manager stops, so it can hand the
+		// Lease over at once instead of making the next leader wait it out.
+		LeaderElectionReleaseOnCancel: true,
+		// A cache that cannot sync (say, a CRD deleted under a running operator)
+		// fails the start within a bounded time instead of hanging.
+		Controller: config.Controller{CacheSyncTimeout: 2 * time.Minute},
 	})
 	if err != nil {
-		setupLog.Error(err, "Failed to start manager")
-		os.Exit(1)
+		return fmt.Errorf("creating manager: %w", err)
 	}
 
-	if err := (&controller.GuestbookReconciler{
-		Client: mgr.GetClient(),
-		Scheme: mgr.GetScheme(),
-	}).SetupWithManager(mgr); err != nil {
-		setupLog.Error(err, "Failed to create controller", "controller", "guestbook")
-		os.Exit(1)
+	// Fail fast, naming the fix, when the Guestbook CRD is missing.
+	if err := controller.RequireCRD(mgr.GetRESTMapper(), controller.GuestbookGVK,
+		"install it with 'make install' in kubebuilder-guestbook (or 'make run-guestbook' at the top folder) and start the operator again"); err != nil {
+		return err
 	}
-	// nolint:goconst
-	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
+
+	writer := client.WithFieldOwner(mgr.GetClient(), fieldOwner)
+	switch reconcilerName {
+	case "reference":
+		err = (&controller.GuestbookReconciler{
+			Client:   writer,
+			Scheme:   mgr.GetScheme(),
+			Recorder: mgr.GetEventRecorder(fieldOwner),
+			Directory: &controller.Directory{
+				Client: writer,
+				Reader: mgr.GetAPIReader(),
+				Key:    types.NamespacedName{Namespace: operatorNamespace, Name: controller.DirectoryName},
+			},
+		}).SetupWithManager(mgr)
+	case "stub":
+		err = (&controller.StubReconciler{Client: writer}).SetupWithManager(mgr)
+	}
+	if err != nil {
+		return fmt.Errorf("creating the guestbook controller: %w", err)
+	}
+	setupLog.Info("Guestbook controller set up", "reconciler", reconcilerName,
+		"directory", types.NamespacedName{Namespace: operatorNamespace, Name: controller.DirectoryName})
+
+	if enableWebhooks {
 		if err := webhookv1.SetupGuestbookWebhookWithManager(mgr); err != nil {
-			setupLog.Error(err, "Failed to create webhook", "webhook", "Guestbook")
-			os.Exit(1)
+			return fmt.Errorf("creating the Guestbook webhooks: %w", err)
 		}
+	} else {
+		setupLog.Info("Webhooks are off: the webhook server does not start; the CRD schema still validates")
 	}
 	// +kubebuilder:scaffold:builder
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		setupLog.Error(err, "Failed to set up health check")
-		os.Exit(1)
+		return fmt.Errorf("setting up the health check: %w", err)
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		setupLog.Error(err, "Failed to set up ready check")
-		os.Exit(1)
+	readyCheck := healthz.Ping
+	if enableWebhooks {
+		readyCheck = mgr.GetWebhookServer().StartedChecker()
+	}
+	if err := mgr.AddReadyzCheck("readyz", readyCheck); err != nil {
+		return fmt.Errorf("setting up the ready check: %w", err)
 	}
 
 	setupLog.Info("Starting manager")
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
-		setupLog.Error(err, "Failed to run manager")
-		os.Exit(1)
+		return fmt.Errorf("running manager: %w", err)
 	}
+	return nil
+}
+
+// envBool returns the boolean value of environment variable name, or def when it
+// is unset or not a boolean.
+func envBool(name string, def bool) bool {
+	if v, err := strconv.ParseBool(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+// envOr returns environment variable name, or def when it is empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

@@ -14,50 +14,181 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Package controller holds the Guestbook controller: the reference Reconciler
+// (GuestbookReconciler), the stub a learner starts from (StubReconciler), and the
+// plumbing both share (NewControllerBuilder).
 package controller
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
 )
 
-// GuestbookReconciler reconciles a Guestbook object
+// FinalizerName is the finalizer the Reconciler puts on every Guestbook, so that it
+// can remove the Guestbook's directory entry before the API server lets the object
+// go. Owner references cannot do that: the entry lives in another namespace.
+const FinalizerName = "webapp.controller-kit.dev/directory-entry"
+
+// conflictRetry is how long the Reconciler waits before looking again at a
+// Guestbook whose child it does not own: a person has to resolve that, and the
+// Reconciler gets no event when they do.
+const conflictRetry = time.Minute
+
+// GuestbookReconciler is the reference Reconciler: it keeps a Guestbook's Redis
+// leader, Redis followers and frontend (a Deployment and a Service each) in the
+// shape the spec asks for, registers the Guestbook in the Directory, and reports
+// what it sees in status conditions. Compare with controller-runtime's
+// examples/builtins/controller.go and with lesson 2's syncHandler in
+// sample-controller/controller.go.
 type GuestbookReconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
 	client.Client
+	// Scheme maps Go types to API kinds, for owner references.
 	Scheme *runtime.Scheme
+	// Recorder records Kubernetes events on Guestbooks.
+	Recorder events.EventRecorder
+	// Directory is the shared ConfigMap every Guestbook is registered in.
+	Directory *Directory
 }
 
-// +kubebuilder:rbac:groups=webapp.controller-kit.dev,resources=guestbooks,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=webapp.controller-kit.dev,resources=guestbooks/status,verbs=get;update;patch
+var _ reconcile.Reconciler = &GuestbookReconciler{}
+
+// The RBAC markers below are all the permissions the operator has: `make generate`
+// turns them into config/rbac/role.yaml. The e2e suite runs the manager with
+// exactly that role, so a missing verb fails a test.
+
+// +kubebuilder:rbac:groups=webapp.controller-kit.dev,resources=guestbooks,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=webapp.controller-kit.dev,resources=guestbooks/status,verbs=update
 // +kubebuilder:rbac:groups=webapp.controller-kit.dev,resources=guestbooks/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",namespace=kubebuilder-guestbook-system,resources=configmaps,verbs=get;create;update
 
-// Reconcile is part of the main kubernetes reconciliation loop which aims to
-// move the current state of the cluster closer to the desired state.
-// TODO(user): Modify the Reconcile function to compare the state specified by
-// the Guestbook object against the actual cluster state, and then
-// perform operations to make the cluster state reflect the state specified by
-// the user.
-//
-// For more details, check Reconcile and its Result here:
-// - https://pkg.go.dev/sigs.k8s.io/controller-runtime@v0.25.0/pkg/reconcile
+// Reconcile brings the Guestbook named by req to its spec. It is level-triggered:
+// it looks at the whole world each time and writes only what differs, so running
+// it twice in a row makes no second write. An error makes the controller retry
+// with exponential backoff.
 func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	_ = logf.FromContext(ctx)
+	log := logf.FromContext(ctx)
 
-	// TODO(user): your logic here
+	// 1. Read the Guestbook from the cache. Not found means it was deleted: its
+	// children go by garbage collection, its directory entry went with the finalizer.
+	var gb webappv1.Guestbook
+	if err := r.Get(ctx, req.NamespacedName, &gb); err != nil {
+		if apierrors.IsNotFound(err) {
+			log.Info("Guestbook is gone; nothing to do")
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading Guestbook: %w", err)
+	}
 
-	return ctrl.Result{}, nil
+	// 2. Being deleted: clean up what owner references cannot, then let it go.
+	if !gb.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, &gb)
+	}
+
+	// 3. The finalizer goes on before anything is registered that it must clean up.
+	if controllerutil.AddFinalizer(&gb, FinalizerName) {
+		if err := r.Update(ctx, &gb); err != nil {
+			return ignoreConflict(ctx, fmt.Errorf("adding finalizer: %w", err))
+		}
+	}
+	oldStatus := gb.Status.DeepCopy()
+
+	// 4. A name the children's names cannot be derived from: say so once, wait for a new spec.
+	if errs := webappv1.ValidateName(gb.Name); len(errs) > 0 {
+		setBlocked(&gb, "InvalidName", errs.ToAggregate().Error())
+		return ctrl.Result{}, r.updateStatus(ctx, &gb, oldStatus)
+	}
+
+	// 5. Create or update the children, leader first: the followers and the
+	// frontend need its Service.
+	deployments, err := r.ensureChildren(ctx, &gb)
+	var notOwned *notOwnedError
+	switch {
+	case errors.As(err, &notOwned):
+		setBlocked(&gb, "ChildConflict", notOwned.Error())
+		return ctrl.Result{RequeueAfter: conflictRetry}, r.updateStatus(ctx, &gb, oldStatus)
+	case err != nil:
+		setBlocked(&gb, "ReconcileError", err.Error())
+		return ctrl.Result{}, errors.Join(err, r.updateStatus(ctx, &gb, oldStatus))
+	}
+
+	// 6. Register the Guestbook in the directory (the finalizer removes it).
+	if err := r.Directory.Register(ctx, &gb); err != nil {
+		return ctrl.Result{}, fmt.Errorf("registering in the directory: %w", err)
+	}
+
+	// 7. Report what the Deployments say, if that differs from the last report.
+	setObserved(&gb, deployments)
+	return ctrl.Result{}, r.updateStatus(ctx, &gb, oldStatus)
 }
 
-// SetupWithManager sets up the controller with the Manager.
+// finalize removes the Guestbook's directory entry and then the finalizer. The
+// children need nothing: the garbage collector deletes them through their owner
+// references, and one a user already deleted is simply done. It never adds the
+// finalizer back.
+func (r *GuestbookReconciler) finalize(ctx context.Context, gb *webappv1.Guestbook) error {
+	if !controllerutil.ContainsFinalizer(gb, FinalizerName) {
+		return nil
+	}
+	if err := r.Directory.Unregister(ctx, gb); err != nil {
+		return fmt.Errorf("removing the directory entry: %w", err)
+	}
+	controllerutil.RemoveFinalizer(gb, FinalizerName)
+	if err := r.Update(ctx, gb); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return ignoreConflictErr(ctx, fmt.Errorf("removing finalizer: %w", err))
+	}
+	logf.FromContext(ctx).Info("Removed the directory entry and the finalizer")
+	return nil
+}
+
+// SetupWithManager registers the reference Reconciler with the manager.
 func (r *GuestbookReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return NewControllerBuilder(mgr).Complete(r)
+}
+
+// NewControllerBuilder is the plumbing every Guestbook Reconciler shares: a
+// controller named "guestbook" that reconciles a Guestbook when it changes (For)
+// and when one of the Deployments or Services it controls changes (Owns: the
+// event is mapped to the owner's key through the controller reference).
+func NewControllerBuilder(mgr ctrl.Manager) *ctrl.Builder {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&webappv1.Guestbook{}).
-		Named("guestbook").
-		Complete(r)
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Named("guestbook")
+}
+
+// ignoreConflict turns a write conflict into success: a conflict means the
+// Guestbook changed after it was read, and that change queues it again anyway.
+func ignoreConflict(ctx context.Context, err error) (ctrl.Result, error) {
+	return ctrl.Result{}, ignoreConflictErr(ctx, err)
+}
+
+func ignoreConflictErr(ctx context.Context, err error) error {
+	if apierrors.IsConflict(err) {
+		logf.FromContext(ctx).V(1).Info("Guestbook changed while being reconciled; the newer version is queued", "error", err.Error())
+		return nil
+	}
+	return err
 }

@@ -18,70 +18,407 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-
+	"github.com/go-logr/logr/funcr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
 )
 
-var _ = Describe("Guestbook Controller", func() {
-	Context("When reconciling a resource", func() {
-		const (
-			resourceName      = "test-resource"
-			resourceNamespace = "default"
-		)
+var nsCounter atomic.Int32
 
-		ctx := context.Background()
+// newNamespace creates a namespace of the test's own.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("test-%d-%d", time.Now().Unix()%100000, nsCounter.Add(1))
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := k8sClient.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	return name
+}
 
-		typeNamespacedName := types.NamespacedName{
-			Name:      resourceName,
-			Namespace: resourceNamespace,
+// createGuestbook creates a Guestbook with an empty spec (the CRD defaults fill it).
+func createGuestbook(t *testing.T, namespace, name string) *webappv1.Guestbook {
+	t.Helper()
+	gb := &webappv1.Guestbook{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	if err := k8sClient.Create(context.Background(), gb); err != nil {
+		t.Fatalf("creating Guestbook: %v", err)
+	}
+	return gb
+}
+
+func getGuestbook(ctx context.Context, namespace, name string) (*webappv1.Guestbook, error) {
+	var gb webappv1.Guestbook
+	err := k8sClient.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &gb)
+	return &gb, err
+}
+
+// children lists the names of the three components' children.
+func children(name string) []string {
+	return []string{name + "-redis-leader", name + "-redis-follower", name + "-frontend"}
+}
+
+// waitForChildren waits until every Deployment and Service of the Guestbook exists
+// and returns the Deployments by name.
+func waitForChildren(t *testing.T, namespace, name string) map[string]*appsv1.Deployment {
+	t.Helper()
+	out := map[string]*appsv1.Deployment{}
+	eventually(t, "the Guestbook's Deployments and Services", func(ctx context.Context) (bool, error) {
+		for _, child := range children(name) {
+			key := types.NamespacedName{Namespace: namespace, Name: child}
+			var d appsv1.Deployment
+			if err := k8sClient.Get(ctx, key, &d); err != nil {
+				return false, err
+			}
+			out[child] = &d
+			if err := k8sClient.Get(ctx, key, &corev1.Service{}); err != nil {
+				return false, err
+			}
 		}
-		guestbook := &webappv1.Guestbook{}
-
-		BeforeEach(func() {
-			By("creating the custom resource for the Kind Guestbook")
-			err := k8sClient.Get(ctx, typeNamespacedName, guestbook)
-			if err != nil && errors.IsNotFound(err) {
-				resource := &webappv1.Guestbook{
-					ObjectMeta: metav1.ObjectMeta{
-						Name:      resourceName,
-						Namespace: resourceNamespace,
-					},
-					// TODO(user): Specify other spec details if needed.
-				}
-				Expect(k8sClient.Create(ctx, resource)).To(Succeed())
-			}
-		})
-
-		AfterEach(func() {
-			// TODO(user): Cleanup logic after each test, like removing the resource instance.
-			resource := &webappv1.Guestbook{}
-			err := k8sClient.Get(ctx, typeNamespacedName, resource)
-			Expect(err).NotTo(HaveOccurred())
-
-			By("Cleanup the specific resource instance Guestbook")
-			Expect(k8sClient.Delete(ctx, resource)).To(Succeed())
-		})
-		It("should successfully reconcile the resource", func() {
-			By("Reconciling the created resource")
-			controllerReconciler := &GuestbookReconciler{
-				Client: k8sClient,
-				Scheme: k8sClient.Scheme(),
-			}
-
-			_, err := controllerReconciler.Reconcile(ctx, reconcile.Request{
-				NamespacedName: typeNamespacedName,
-			})
-			Expect(err).NotTo(HaveOccurred())
-			// TODO(user): Add more specific assertions depending on your controller's reconciliation logic.
-			// Example: If you expect a certain status condition after reconciliation, verify it here.
-		})
+		return true, nil
 	})
-})
+	return out
+}
+
+// makeAvailable plays the Deployment controller envtest does not run: it reports
+// every replica of the Deployment as updated and available.
+func makeAvailable(t *testing.T, namespace, name string) {
+	t.Helper()
+	eventually(t, "Deployment "+name+" status set", func(ctx context.Context) (bool, error) {
+		var d appsv1.Deployment
+		if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &d); err != nil {
+			return false, err
+		}
+		n := ptr.Deref(d.Spec.Replicas, 1)
+		d.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: d.Generation,
+			Replicas:           n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n,
+		}
+		return true, k8sClient.Status().Update(ctx, &d)
+	})
+}
+
+// waitForCondition waits until the Guestbook's condition has the given status
+// and reason and returns the Guestbook.
+func waitForCondition(t *testing.T, namespace, name, condType string, status metav1.ConditionStatus, reason string) *webappv1.Guestbook {
+	t.Helper()
+	var gb *webappv1.Guestbook
+	eventually(t, fmt.Sprintf("condition %s=%s (%s)", condType, status, reason), func(ctx context.Context) (bool, error) {
+		var err error
+		if gb, err = getGuestbook(ctx, namespace, name); err != nil {
+			return false, err
+		}
+		c := meta.FindStatusCondition(gb.Status.Conditions, condType)
+		return c != nil && c.Status == status && c.Reason == reason, nil
+	})
+	return gb
+}
+
+// directoryEntry returns the Guestbook's entry in the directory ConfigMap.
+func directoryEntry(ctx context.Context, namespace, name string) (string, bool, error) {
+	var cm corev1.ConfigMap
+	err := k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorNamespace, Name: DirectoryName}, &cm)
+	if err != nil {
+		return "", false, err
+	}
+	v, ok := cm.Data[namespace+"."+name]
+	return v, ok, nil
+}
+
+func TestGuestbookCreatesControlledChildrenAndRegisters(t *testing.T) {
+	ns := newNamespace(t)
+	gb := createGuestbook(t, ns, "shop")
+
+	deployments := waitForChildren(t, ns, "shop")
+
+	for _, child := range children("shop") {
+		d := deployments[child]
+		ref := metav1.GetControllerOf(d)
+		if ref == nil || ref.UID != gb.UID || ref.Kind != "Guestbook" || !ptr.Deref(ref.BlockOwnerDeletion, false) {
+			t.Errorf("Deployment %s: controller reference = %+v; want the Guestbook (uid %s) with blockOwnerDeletion", child, ref, gb.UID)
+		}
+		var s corev1.Service
+		if err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: child}, &s); err != nil {
+			t.Fatal(err)
+		}
+		if !metav1.IsControlledBy(&s, gb) {
+			t.Errorf("Service %s is not controlled by the Guestbook: %+v", child, s.OwnerReferences)
+		}
+	}
+	frontend := deployments["shop-frontend"]
+	if got := ptr.Deref(frontend.Spec.Replicas, -1); got != 2 {
+		t.Errorf("frontend replicas = %d; want the CRD default 2", got)
+	}
+	if got := frontend.Spec.Template.Spec.Containers[0].Image; got != webappv1.DefaultFrontendImage {
+		t.Errorf("frontend image = %q; want %q", got, webappv1.DefaultFrontendImage)
+	}
+	follower := deployments["shop-redis-follower"].Spec.Template.Spec.Containers[0]
+	if !slices.Equal(follower.Args, []string{"--replicaof", "shop-redis-leader", "6379"}) {
+		t.Errorf("follower args = %q; want it to replicate from shop-redis-leader", follower.Args)
+	}
+
+	eventually(t, "the finalizer and the directory entry", func(ctx context.Context) (bool, error) {
+		got, err := getGuestbook(ctx, ns, "shop")
+		if err != nil {
+			return false, err
+		}
+		v, ok, err := directoryEntry(ctx, ns, "shop")
+		return slices.Contains(got.Finalizers, FinalizerName) && ok && v == "http://shop-frontend."+ns+".svc", err
+	})
+	if len(recorder.in(ns, "Created")) != 6 {
+		t.Errorf("Created events = %v; want one per child (6)", recorder.in(ns, "Created"))
+	}
+}
+
+func TestGuestbookSpecChangePropagatesToDeployment(t *testing.T) {
+	ns := newNamespace(t)
+	createGuestbook(t, ns, "shop")
+	waitForChildren(t, ns, "shop")
+
+	eventually(t, "the spec update", func(ctx context.Context) (bool, error) {
+		gb, err := getGuestbook(ctx, ns, "shop")
+		if err != nil {
+			return false, err
+		}
+		gb.Spec.Frontend.Replicas = ptr.To[int32](5)
+		gb.Spec.Frontend.Image = "registry.example/gb-frontend:v6"
+		return true, k8sClient.Update(ctx, gb)
+	})
+
+	eventually(t, "frontend Deployment with 5 replicas of gb-frontend:v6", func(ctx context.Context) (bool, error) {
+		var d appsv1.Deployment
+		if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop-frontend"}, &d); err != nil {
+			return false, err
+		}
+		return ptr.Deref(d.Spec.Replicas, 0) == 5 &&
+			d.Spec.Template.Spec.Containers[0].Image == "registry.example/gb-frontend:v6", nil
+	})
+	if len(recorder.in(ns, "Updated")) == 0 {
+		t.Error("no Updated event recorded for the changed Deployment")
+	}
+}
+
+func TestGuestbookStatusFollowsDeploymentsThroughStatusSubresource(t *testing.T) {
+	ns := newNamespace(t)
+	createGuestbook(t, ns, "shop")
+	waitForChildren(t, ns, "shop")
+
+	gb := waitForCondition(t, ns, "shop", webappv1.ConditionAvailable, metav1.ConditionFalse, "ComponentsUnavailable")
+	if !meta.IsStatusConditionTrue(gb.Status.Conditions, webappv1.ConditionProgressing) {
+		t.Errorf("Progressing is not True while nothing is available: %+v", gb.Status.Conditions)
+	}
+	if !meta.IsStatusConditionFalse(gb.Status.Conditions, webappv1.ConditionDegraded) {
+		t.Errorf("Degraded is not False: %+v", gb.Status.Conditions)
+	}
+
+	for _, child := range children("shop") {
+		makeAvailable(t, ns, child)
+	}
+
+	gb = waitForCondition(t, ns, "shop", webappv1.ConditionAvailable, metav1.ConditionTrue, "AllComponentsAvailable")
+	if !meta.IsStatusConditionFalse(gb.Status.Conditions, webappv1.ConditionProgressing) {
+		t.Errorf("Progressing is not False once everything is available: %+v", gb.Status.Conditions)
+	}
+	for _, c := range gb.Status.Conditions {
+		if c.ObservedGeneration != gb.Generation {
+			t.Errorf("condition %s has observedGeneration %d; want %d", c.Type, c.ObservedGeneration, gb.Generation)
+		}
+	}
+	want := webappv1.ComponentStatus{Replicas: 2, AvailableReplicas: 2}
+	if gb.Status.Frontend != want || gb.Status.RedisFollower != want {
+		t.Errorf("status frontend=%+v follower=%+v; want %+v each", gb.Status.Frontend, gb.Status.RedisFollower, want)
+	}
+	if got := recorder.in(ns, "Available"); len(got) != 1 {
+		t.Errorf("Available events = %v; want exactly one", got)
+	}
+}
+
+func TestGuestbookAtSteadyStateMakesNoWrites(t *testing.T) {
+	ns := newNamespace(t)
+	createGuestbook(t, ns, "shop")
+	waitForChildren(t, ns, "shop")
+	for _, child := range children("shop") {
+		makeAvailable(t, ns, child)
+	}
+	waitForCondition(t, ns, "shop", webappv1.ConditionAvailable, metav1.ConditionTrue, "AllComponentsAvailable")
+	writes, reconciles := counts.get("write", ns), counts.get("reconcile", ns)
+
+	// Touch the Guestbook without changing its spec: it is reconciled again.
+	eventually(t, "the annotation update", func(ctx context.Context) (bool, error) {
+		gb, err := getGuestbook(ctx, ns, "shop")
+		if err != nil {
+			return false, err
+		}
+		metav1.SetMetaDataAnnotation(&gb.ObjectMeta, "example.com/touched", "yes")
+		return true, k8sClient.Update(ctx, gb)
+	})
+	eventually(t, "one more reconcile", func(context.Context) (bool, error) {
+		return counts.get("reconcile", ns) > reconciles, nil
+	})
+
+	consistently(t, 2*time.Second, "no writes and no reconcile loop", func() bool {
+		return counts.get("write", ns) == writes && counts.get("reconcile", ns) <= reconciles+2
+	})
+}
+
+func TestGuestbookDeletionWithChildDeletedByHandRemovesEntryAndObject(t *testing.T) {
+	ns := newNamespace(t)
+	createGuestbook(t, ns, "shop")
+	waitForChildren(t, ns, "shop")
+	eventually(t, "the directory entry", func(ctx context.Context) (bool, error) {
+		_, ok, err := directoryEntry(ctx, ns, "shop")
+		return ok, err
+	})
+
+	frontend := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop-frontend"}}
+	if err := k8sClient.Delete(context.Background(), frontend); err != nil {
+		t.Fatalf("deleting a child by hand: %v", err)
+	}
+	gb := &webappv1.Guestbook{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}
+	if err := k8sClient.Delete(context.Background(), gb); err != nil {
+		t.Fatalf("deleting the Guestbook: %v", err)
+	}
+
+	eventually(t, "the Guestbook to be gone", func(ctx context.Context) (bool, error) {
+		_, err := getGuestbook(ctx, ns, "shop")
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	if _, ok, err := directoryEntry(context.Background(), ns, "shop"); ok || err != nil {
+		t.Errorf("directory entry still there after deletion (err %v)", err)
+	}
+}
+
+func TestGuestbookDeletionWithEntryAlreadyMissingDoesNotHang(t *testing.T) {
+	ns := newNamespace(t)
+	createGuestbook(t, ns, "shop")
+	eventually(t, "the directory entry", func(ctx context.Context) (bool, error) {
+		_, ok, err := directoryEntry(ctx, ns, "shop")
+		return ok, err
+	})
+	// Someone cleaned the directory by hand.
+	eventually(t, "the entry removed by hand", func(ctx context.Context) (bool, error) {
+		var cm corev1.ConfigMap
+		if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorNamespace, Name: DirectoryName}, &cm); err != nil {
+			return false, err
+		}
+		delete(cm.Data, ns+".shop")
+		return true, k8sClient.Update(ctx, &cm)
+	})
+
+	gb := &webappv1.Guestbook{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}
+	if err := k8sClient.Delete(context.Background(), gb); err != nil {
+		t.Fatalf("deleting the Guestbook: %v", err)
+	}
+
+	eventually(t, "the Guestbook to be gone", func(ctx context.Context) (bool, error) {
+		_, err := getGuestbook(ctx, ns, "shop")
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+}
+
+func TestGuestbookWithUnusableNameIsDegradedWithoutChildren(t *testing.T) {
+	ns := newNamespace(t)
+	// A valid object name (the API server allows 253 characters) that is too
+	// long for the children's Service names. The webhook would reject it; this
+	// suite runs without webhooks, as `make run` does.
+	name := strings.Repeat("g", webappv1.MaxNameLength+1)
+	createGuestbook(t, ns, name)
+
+	gb := waitForCondition(t, ns, name, webappv1.ConditionDegraded, metav1.ConditionTrue, "InvalidName")
+	if msg := meta.FindStatusCondition(gb.Status.Conditions, webappv1.ConditionDegraded).Message; !strings.Contains(msg, "metadata.name") {
+		t.Errorf("Degraded message %q does not name the field metadata.name", msg)
+	}
+	writes, reconciles := counts.get("write", ns), counts.get("reconcile", ns)
+
+	consistently(t, 2*time.Second, "no further writes and no retry loop", func() bool {
+		return counts.get("write", ns) == writes && counts.get("reconcile", ns) <= reconciles+2
+	})
+	var deployments appsv1.DeploymentList
+	if err := k8sClient.List(context.Background(), &deployments, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(deployments.Items) != 0 {
+		t.Errorf("%d Deployments created for an unusable name; want none", len(deployments.Items))
+	}
+	if got := recorder.in(ns, "InvalidName"); len(got) != 1 || got[0].eventType != corev1.EventTypeWarning {
+		t.Errorf("InvalidName events = %v; want exactly one Warning", got)
+	}
+}
+
+func TestGuestbookLeavesChildItDoesNotOwnAlone(t *testing.T) {
+	ns := newNamespace(t)
+	labels := map[string]string{"app": "theirs"}
+	theirs := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop-frontend"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.example/theirs:v1"}}},
+			},
+		},
+	}
+	if err := k8sClient.Create(context.Background(), theirs); err != nil {
+		t.Fatal(err)
+	}
+	createGuestbook(t, ns, "shop")
+
+	gb := waitForCondition(t, ns, "shop", webappv1.ConditionDegraded, metav1.ConditionTrue, "ChildConflict")
+	if msg := meta.FindStatusCondition(gb.Status.Conditions, webappv1.ConditionDegraded).Message; !strings.Contains(msg, "Deployment shop-frontend") {
+		t.Errorf("Degraded message %q does not name Deployment shop-frontend", msg)
+	}
+	var d appsv1.Deployment
+	if err := k8sClient.Get(context.Background(), client.ObjectKeyFromObject(theirs), &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.OwnerReferences) != 0 || d.Spec.Template.Spec.Containers[0].Image != "registry.example/theirs:v1" {
+		t.Errorf("the Deployment the Guestbook does not own was changed: owners %v, image %s",
+			d.OwnerReferences, d.Spec.Template.Spec.Containers[0].Image)
+	}
+}
+
+func TestReconcileOfDeletedGuestbookLogsOnceAndSucceeds(t *testing.T) {
+	var lines []string
+	log := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	ctx := logf.IntoContext(context.Background(), log)
+
+	res, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "never-existed"}})
+
+	if err != nil || res != (ctrl.Result{}) {
+		t.Errorf("Reconcile of a missing Guestbook = %+v, %v; want no requeue and no error", res, err)
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "gone") {
+		t.Errorf("log lines = %q; want exactly one saying the Guestbook is gone", lines)
+	}
+}
+
+func TestRequireCRDNamesTheMissingKindAndTheFix(t *testing.T) {
+	mapper := k8sClient.RESTMapper()
+	if err := RequireCRD(mapper, GuestbookGVK, "run make install"); err != nil {
+		t.Errorf("RequireCRD(Guestbook) with the CRD installed = %v; want nil", err)
+	}
+
+	missing := schema.GroupVersionKind{Group: "webapp.controller-kit.dev", Version: "v1", Kind: "Visitor"}
+	err := RequireCRD(mapper, missing, "run make install")
+
+	if err == nil || !strings.Contains(err.Error(), "Kind=Visitor") || !strings.Contains(err.Error(), "run make install") {
+		t.Errorf("RequireCRD(missing kind) = %v; want an error naming the kind and the fix", err)
+	}
+}

@@ -14,23 +14,22 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Package v1 holds the admission webhooks of webapp/v1 Guestbooks: a defaulting
+// (mutating) webhook and a validating webhook, served by the manager.
 package v1
 
 import (
 	"context"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
 )
 
-// nolint:unused
-// log is for logging in this package.
-var guestbooklog = logf.Log.WithName("guestbook-resource")
-
-// SetupGuestbookWebhookWithManager registers the webhook for Guestbook in the manager.
+// SetupGuestbookWebhookWithManager registers both Guestbook webhooks with the
+// manager's webhook server.
 func SetupGuestbookWebhookWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &webappv1.Guestbook{}).
 		WithValidator(&GuestbookValidator{}).
@@ -38,64 +37,52 @@ func SetupGuestbookWebhookWithManager(mgr ctrl.Manager) error {
 		Complete()
 }
 
-// TODO(user): EDIT THIS FILE!  THIS IS SCAFFOLDING FOR YOU TO OWN!
-
 // +kubebuilder:webhook:path=/mutate-webapp-controller-kit-dev-v1-guestbook,mutating=true,failurePolicy=fail,sideEffects=None,groups=webapp.controller-kit.dev,resources=guestbooks,verbs=create;update,versions=v1,name=mguestbook-v1.kb.io,admissionReviewVersions=v1
 
-// GuestbookDefaulter struct is responsible for setting default values on the custom resource of the
-// Kind Guestbook when those are created or updated.
-//
-// NOTE: The +kubebuilder:object:generate=false marker prevents controller-gen from generating DeepCopy methods,
-// as it is used only for temporary operations and does not need to be deeply copied.
-type GuestbookDefaulter struct {
-	// TODO(user): Add more fields as needed for defaulting
-}
+// GuestbookDefaulter fills in the images of a Guestbook that names none. Numbers
+// are defaulted by the CRD schema (+kubebuilder:default markers); the images are
+// defaulted here so the stored object records the image that runs, and a newer
+// operator with newer default images does not silently roll existing Guestbooks.
+type GuestbookDefaulter struct{}
 
-// Default implements admission.Defaulter so a webhook will be registered for the Kind Guestbook.
-func (d *GuestbookDefaulter) Default(_ context.Context, obj *webappv1.Guestbook) error {
-	guestbooklog.Info("Defaulting for Guestbook", "name", obj.GetName())
-
-	// TODO(user): fill in your defaulting logic.
-
+// Default sets spec.frontend.image and spec.redis.image when they are empty.
+func (d *GuestbookDefaulter) Default(_ context.Context, gb *webappv1.Guestbook) error {
+	if gb.Spec.Frontend.Image == "" {
+		gb.Spec.Frontend.Image = webappv1.DefaultFrontendImage
+	}
+	if gb.Spec.Redis.Image == "" {
+		gb.Spec.Redis.Image = webappv1.DefaultRedisImage
+	}
 	return nil
 }
 
-// TODO(user): change verbs to "verbs=create;update;delete" if you want to enable deletion validation.
-// NOTE: If you want to customise the 'path', use the flags '--defaulting-path' or '--validation-path'.
-// +kubebuilder:webhook:path=/validate-webapp-controller-kit-dev-v1-guestbook,mutating=false,failurePolicy=fail,sideEffects=None,groups=webapp.controller-kit.dev,resources=guestbooks,verbs=create;update,versions=v1,name=vguestbook-v1.kb.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-webapp-controller-kit-dev-v1-guestbook,mutating=false,failurePolicy=fail,sideEffects=None,groups=webapp.controller-kit.dev,resources=guestbooks,verbs=create,versions=v1,name=vguestbook-v1.kb.io,admissionReviewVersions=v1
 
-// GuestbookValidator struct is responsible for validating the Guestbook resource
-// when it is created, updated, or deleted.
-//
-// NOTE: The +kubebuilder:object:generate=false marker prevents controller-gen from generating DeepCopy methods,
-// as this struct is used only for temporary operations and does not need to be deeply copied.
-type GuestbookValidator struct {
-	// TODO(user): Add more fields as needed for validation
+// GuestbookValidator rejects what the CRD schema cannot: a name the children's
+// Service names cannot be built from (see webappv1.ValidateName). Names cannot
+// change, so only creation is checked; everything in spec is validated by the
+// schema's markers and CEL rules.
+type GuestbookValidator struct{}
+
+// ValidateCreate rejects a Guestbook whose name is not a DNS-1035 label of at most
+// webappv1.MaxNameLength characters, with an error naming metadata.name.
+func (v *GuestbookValidator) ValidateCreate(_ context.Context, gb *webappv1.Guestbook) (admission.Warnings, error) {
+	if errs := webappv1.ValidateName(gb.Name); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(webappv1.GroupVersion.WithKind("Guestbook").GroupKind(), gb.Name, errs)
+	}
+	var warnings admission.Warnings
+	if gb.Spec.Frontend.Replicas != nil && *gb.Spec.Frontend.Replicas == 0 {
+		warnings = append(warnings, "spec.frontend.replicas is 0: the Guestbook serves no one until you scale it up")
+	}
+	return warnings, nil
 }
 
-// ValidateCreate implements admission.Validator so a webhook will be registered for the type Guestbook.
-func (v *GuestbookValidator) ValidateCreate(_ context.Context, obj *webappv1.Guestbook) (admission.Warnings, error) {
-	guestbooklog.Info("Validation for Guestbook upon creation", "name", obj.GetName())
-
-	// TODO(user): fill in your validation logic upon object creation.
-
+// ValidateUpdate accepts every update: the webhook is registered for creation only.
+func (v *GuestbookValidator) ValidateUpdate(_ context.Context, _, _ *webappv1.Guestbook) (admission.Warnings, error) {
 	return nil, nil
 }
 
-// ValidateUpdate implements admission.Validator so a webhook will be registered for the type Guestbook.
-func (v *GuestbookValidator) ValidateUpdate(_ context.Context, oldObj, newObj *webappv1.Guestbook) (admission.Warnings, error) {
-	guestbooklog.Info("Validation for Guestbook upon update", "name", newObj.GetName())
-
-	// TODO(user): fill in your validation logic upon object update.
-
-	return nil, nil
-}
-
-// ValidateDelete implements admission.Validator so a webhook will be registered for the type Guestbook.
-func (v *GuestbookValidator) ValidateDelete(_ context.Context, obj *webappv1.Guestbook) (admission.Warnings, error) {
-	guestbooklog.Info("Validation for Guestbook upon deletion", "name", obj.GetName())
-
-	// TODO(user): fill in your validation logic upon object deletion.
-
+// ValidateDelete accepts every deletion: the webhook is registered for creation only.
+func (v *GuestbookValidator) ValidateDelete(_ context.Context, _ *webappv1.Guestbook) (admission.Warnings, error) {
 	return nil, nil
 }

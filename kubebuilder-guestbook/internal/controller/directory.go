@@ -1,0 +1,105 @@
+/*
+Copyright 2026 The controller-kit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
+)
+
+// DirectoryName is the name of the directory ConfigMap in the operator's namespace.
+const DirectoryName = "guestbook-directory"
+
+// Directory is a ConfigMap in the operator's namespace listing every Guestbook the
+// operator runs: key "<namespace>.<name>", value the address of its frontend
+// Service. It is the reason Guestbooks carry a finalizer: the entry lives in
+// another namespace than the Guestbook, where an owner reference cannot reach
+// (owners must be in the same namespace as what they own), so nothing but the
+// operator removes it.
+type Directory struct {
+	// Client writes the ConfigMap.
+	Client client.Client
+	// Reader reads it. The manager's API reader goes straight to the API server,
+	// so the operator needs no cluster-wide list/watch on ConfigMaps.
+	Reader client.Reader
+	// Key is the ConfigMap's namespace and name.
+	Key types.NamespacedName
+}
+
+// EntryKey returns the directory key of a Guestbook: "<namespace>.<name>".
+func EntryKey(gb *webappv1.Guestbook) string {
+	return gb.Namespace + "." + gb.Name
+}
+
+// entryValue returns the address of a Guestbook's frontend Service.
+func entryValue(gb *webappv1.Guestbook) string {
+	return fmt.Sprintf("http://%s%s.%s.svc", gb.Name, webappv1.FrontendSuffix, gb.Namespace)
+}
+
+// Register makes sure the directory has the Guestbook's entry, creating the
+// ConfigMap if it does not exist yet. An entry already in place costs one read.
+func (d *Directory) Register(ctx context.Context, gb *webappv1.Guestbook) error {
+	key, value := EntryKey(gb), entryValue(gb)
+	var cm corev1.ConfigMap
+	err := d.Reader.Get(ctx, d.Key, &cm)
+	if apierrors.IsNotFound(err) {
+		cm = corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: d.Key.Name, Namespace: d.Key.Namespace},
+			Data:       map[string]string{key: value},
+		}
+		return d.Client.Create(ctx, &cm)
+	}
+	if err != nil {
+		return err
+	}
+	if cm.Data[key] == value {
+		return nil
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	cm.Data[key] = value
+	if err := d.Client.Update(ctx, &cm); err != nil {
+		return err
+	}
+	logf.FromContext(ctx).Info("Registered in the directory", "directory", d.Key, "entry", key)
+	return nil
+}
+
+// Unregister removes the Guestbook's entry. A missing ConfigMap or entry counts
+// as done, so deletion never hangs on something already cleaned up.
+func (d *Directory) Unregister(ctx context.Context, gb *webappv1.Guestbook) error {
+	key := EntryKey(gb)
+	var cm corev1.ConfigMap
+	if err := d.Reader.Get(ctx, d.Key, &cm); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if _, ok := cm.Data[key]; !ok {
+		return nil
+	}
+	delete(cm.Data, key)
+	return d.Client.Update(ctx, &cm)
+}

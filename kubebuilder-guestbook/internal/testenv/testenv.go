@@ -1,0 +1,61 @@
+/*
+Copyright 2026 The controller-kit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package testenv finds the kube-apiserver and etcd binaries the envtest suites
+// run, and the project's folders they load manifests from.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// AssetsEnv is the variable envtest reads the binaries' folder from.
+const AssetsEnv = "KUBEBUILDER_ASSETS"
+
+// KubeVersion is the Kubernetes version of the kit-built envtest binaries.
+const KubeVersion = "1.37.2"
+
+// ProjectDir returns the project's top folder (where PROJECT and config/ are),
+// wherever `go test` runs from.
+func ProjectDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// AssetsDir returns the folder holding kube-apiserver and etcd: $KUBEBUILDER_ASSETS
+// when set, else the kit's bin/k8s/<version>-<os>-<arch>. If either binary is
+// missing it returns an error that says which make target builds them, so a
+// plain `go test` fails at once instead of envtest retrying a download or
+// looking under /usr/local/kubebuilder.
+func AssetsDir() (string, error) {
+	dir := os.Getenv(AssetsEnv)
+	if dir == "" {
+		dir = filepath.Join(ProjectDir(), "..", "bin", "k8s",
+			fmt.Sprintf("%s-%s-%s", KubeVersion, runtime.GOOS, runtime.GOARCH))
+	}
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		if info, err := os.Stat(filepath.Join(dir, name)); err != nil || info.IsDir() {
+			return "", fmt.Errorf("envtest needs %s in %s (%s), and it is not there: "+
+				"run 'make envtest-assets' (or 'make test-unit') in kubebuilder-guestbook, "+
+				"which builds kube-apiserver and etcd %s from source with hack/build-bins.sh envtest",
+				name, dir, AssetsEnv, KubeVersion)
+		}
+	}
+	return dir, nil
+}
