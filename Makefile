@@ -60,7 +60,7 @@ kind-down: ## Delete the kind cluster.
 	@hack/kind-down.sh
 
 .PHONY: env
-env: ## Print the exports that point your shell at the kit cluster: eval "$$(make env)".
+env: ## Print the exports that point your shell at the kit cluster: eval "$(make env)".
 	@hack/build-bins.sh kubectl >&2
 	@echo 'export KUBECONFIG=$(KIT_KUBECONFIG) PATH=$(KIT_BIN):$$PATH'
 
