@@ -12,6 +12,11 @@ import (
 //     (config/crd/samplecontroller.k8s.io_foos.yaml).
 // Compare with k8s.io/sample-controller/pkg/apis/samplecontroller/v1alpha1/types.go,
 // whose CRD is written by hand and has no validation.
+//
+// The group samplecontroller.k8s.io ends in .k8s.io, a suffix the API server
+// reserves for APIs reviewed by the Kubernetes project: a CRD in it must carry
+// the api-approved.kubernetes.io annotation, here saying it is not approved.
+// Your own APIs belong in a group of your own domain instead.
 
 // Foo asks for a Deployment named spec.deploymentName with spec.replicas
 // replicas in the Foo's namespace. The controller creates that Deployment, owns
@@ -21,6 +26,7 @@ import (
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:subresource:status
+// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, experimental-only"
 // +kubebuilder:printcolumn:name="Deployment",type=string,JSONPath=`.spec.deploymentName`
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
