@@ -9,5 +9,9 @@ if [ ! -x "$KIT_BIN/kwokctl" ] || ! "$KIT_BIN/kwokctl" get clusters 2>/dev/null 
 	exit 0
 fi
 kit_log "deleting local cluster '$KIT_CLUSTER'"
-"$KIT_BIN/kwokctl" delete cluster --name "$KIT_CLUSTER" --kubeconfig "$KIT_KUBECONFIG" >/dev/null
+mkdir -p "$KIT_OUT"
+"$KIT_BIN/kwokctl" delete cluster --name "$KIT_CLUSTER" --kubeconfig "$KIT_KUBECONFIG" >"$KIT_OUT/kwokctl-delete.log" 2>&1 || {
+	cat "$KIT_OUT/kwokctl-delete.log" >&2
+	exit 1
+}
 kit_log "local cluster deleted"

@@ -20,7 +20,7 @@ if kwokctl get clusters 2>/dev/null | grep -qx "$KIT_CLUSTER"; then
 	fi
 	# kwokctl stop+start leaves kwok's node leases stuck for minutes; recreate instead.
 	kit_log "local cluster '$KIT_CLUSTER' exists but does not answer; deleting it to recreate"
-	kwokctl delete cluster --name "$KIT_CLUSTER" --kubeconfig "$KIT_KUBECONFIG" >/dev/null
+	"$KIT_ROOT/hack/local-down.sh"
 fi
 
 mkdir -p "$KIT_OUT"
@@ -41,9 +41,11 @@ kwokctl scale node --name "$KIT_CLUSTER" --replicas "$KIT_NODES" >>"$KIT_OUT/kwo
 kit_kubectl wait --for=condition=Ready node --all --timeout=2m >/dev/null
 
 kit_log "local cluster ready: $(kit_kubectl version -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | tail -1), $KIT_NODES Ready nodes"
-cat <<MSG
+if [ "$KIT_CLUSTER" = controller-kit ]; then
+	cat <<MSG
 
   kubeconfig: $KIT_KUBECONFIG
   use it from your shell:   eval "\$(make env)"   then   kubectl get nodes
   stop it:                  make local-down
 MSG
+fi
