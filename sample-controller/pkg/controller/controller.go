@@ -15,6 +15,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -139,7 +140,14 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		c.queue.Forget(key)
 		return true
 	}
-	logger.Error(err, "Reconcile failed; retrying with backoff", "retries", c.queue.NumRequeues(key))
+	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+		// The cache was behind the API server, typically because this
+		// controller has just written the object and the informer has not
+		// seen the write yet. Expected and harmless: retry quietly.
+		logger.V(2).Info("Cache was stale; retrying", "err", err)
+	} else {
+		logger.Error(err, "Reconcile failed; retrying with backoff", "retries", c.queue.NumRequeues(key))
+	}
 	c.queue.AddRateLimited(key)
 	return true
 }

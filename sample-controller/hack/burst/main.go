@@ -1,0 +1,176 @@
+// Command burst measures how long sample-controller takes to give a burst of
+// Foos their Deployments: it starts the controller (watching one fresh
+// namespace only), creates N Foos at once, and reports when every Foo has its
+// Deployment and when every Foo's status is written. The namespace is deleted
+// at the end. The Foos ask for 0 replicas, so the figure is the controller's
+// (and the API server's), not the scheduler's.
+//
+// Usage (from sample-controller/, against $KUBECONFIG; `make burst` does this):
+//
+//	go build -o bin/sample-controller . && go run ./hack/burst -n 1000
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
+	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/controller-kit/controller-kit/sample-controller/pkg/generated/clientset/versioned"
+)
+
+func main() {
+	n := flag.Int("n", 1000, "How many Foos to create at once.")
+	controllerBin := flag.String("controller", "bin/sample-controller", "The controller binary to start (build it first).")
+	kubeconfig := flag.String("kubeconfig", "", "Path to a kubeconfig. Empty: $KUBECONFIG, then ~/.kube/config.")
+	timeout := flag.Duration("timeout", 5*time.Minute, "Give up after this long.")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *n, *controllerBin, *kubeconfig, *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, "burst:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, n int, controllerBin, kubeconfig string, timeout time.Duration) error {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
+		&clientcmd.ConfigOverrides{},
+	).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	// The load generator must not be the bottleneck.
+	cfg.QPS, cfg.Burst = 1000, 2000
+	kubeClient := kubernetes.NewForConfigOrDie(cfg)
+	fooClient := versioned.NewForConfigOrDie(cfg)
+
+	ns, err := kubeClient.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "sample-burst-"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("creating the namespace: %w", err)
+	}
+	namespace := ns.Name
+	defer func() {
+		fmt.Printf("deleting namespace %s (its Foos and Deployments go with it)\n", namespace)
+		_ = kubeClient.CoreV1().Namespaces().Delete(context.WithoutCancel(ctx), namespace, metav1.DeleteOptions{})
+	}()
+
+	// The controller runs with its default flags, except that it only watches
+	// our namespace and uses the same kubeconfig.
+	args := []string{"--namespace=" + namespace}
+	if kubeconfig != "" {
+		args = append(args, "--kubeconfig="+kubeconfig)
+	}
+	controller := exec.CommandContext(ctx, controllerBin, args...)
+	logPath := fmt.Sprintf("%s/%s.log", os.TempDir(), namespace)
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	controller.Stdout, controller.Stderr = logFile, logFile
+	controller.Cancel = func() error { return controller.Process.Signal(syscall.SIGTERM) }
+	if err := controller.Start(); err != nil {
+		return fmt.Errorf("starting %s (run `go build -o bin/sample-controller .` first): %w", controllerBin, err)
+	}
+	defer func() {
+		_ = controller.Process.Signal(syscall.SIGTERM)
+		_ = controller.Wait()
+	}()
+	fmt.Printf("controller started (log: %s); creating %d Foos in namespace %s\n", logPath, n, namespace)
+	// Start the clock only once the controller is ready to work.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		log, err := os.ReadFile(logPath)
+		return strings.Contains(string(log), "Starting workers"), err
+	}); err != nil {
+		return fmt.Errorf("the controller did not start its workers (see %s): %w", logPath, err)
+	}
+
+	start := time.Now()
+	if err := createFoos(ctx, fooClient, namespace, n); err != nil {
+		return err
+	}
+	created := time.Since(start)
+	fmt.Printf("created %d Foos in %s\n", n, created.Round(time.Millisecond))
+
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var allDeployments, allStatus time.Duration
+	err = wait.PollUntilContextCancel(waitCtx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		if allDeployments == 0 {
+			list, err := kubeClient.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+			if err != nil {
+				return false, nil
+			}
+			if len(list.Items) < n {
+				return false, nil
+			}
+			allDeployments = time.Since(start)
+		}
+		foos, err := fooClient.SamplecontrollerV1alpha1().Foos(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, nil
+		}
+		for _, foo := range foos.Items {
+			if foo.Status.ObservedGeneration != foo.Generation {
+				return false, nil
+			}
+		}
+		allStatus = time.Since(start)
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %d Deployments and statuses (deployments done after %s): %w", n, allDeployments, err)
+	}
+	fmt.Printf("all %d Foos have their Deployment %s after the first create\n", n, allDeployments.Round(time.Millisecond))
+	fmt.Printf("all %d Foos have their status written %s after the first create\n", n, allStatus.Round(time.Millisecond))
+	return nil
+}
+
+// createFoos creates n Foos with 50 concurrent clients.
+func createFoos(ctx context.Context, fooClient versioned.Interface, namespace string, n int) error {
+	names := make(chan int)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			for i := range names {
+				foo := &samplev1alpha1.Foo{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("foo-%04d", i), Namespace: namespace},
+					Spec:       samplev1alpha1.FooSpec{DeploymentName: fmt.Sprintf("foo-%04d", i), Replicas: ptr.To[int32](0)},
+				}
+				if _, err := fooClient.SamplecontrollerV1alpha1().Foos(namespace).Create(ctx, foo, metav1.CreateOptions{}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	for i := range n {
+		names <- i
+	}
+	close(names)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return fmt.Errorf("creating Foos: %w", err)
+	}
+	return nil
+}
