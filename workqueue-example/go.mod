@@ -3,6 +3,7 @@ module github.com/controller-kit/controller-kit/workqueue-example
 go 1.26.0
 
 require (
+	github.com/controller-kit/controller-kit/hack/kittest v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -55,3 +56,5 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+replace github.com/controller-kit/controller-kit/hack/kittest => ../hack/kittest

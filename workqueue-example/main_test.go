@@ -295,7 +295,8 @@ func TestShutdownWaitsForTheInFlightReconcileAndStartsNoNewOne(t *testing.T) {
 	// Run must still be waiting for the reconcile that is in flight. (A broken Run
 	// could return a moment later; this check catches it when it returns at once.)
 	select {
-	case <-h.runErr:
+	case err := <-h.runErr:
+		h.runErr <- err // for the cleanup
 		t.Fatal("Run returned while a reconcile was still in flight")
 	case <-time.After(100 * time.Millisecond):
 	}

@@ -1,0 +1,229 @@
+//go:build e2e
+
+// Package e2e is workqueue-example's conformance suite: each test starts the
+// controller as a real process against the kit cluster ($KUBECONFIG), running as
+// the ServiceAccount bound to the RBAC in config/rbac (by impersonation), and
+// checks one behaviour a user would notice. Run it with `make test-e2e`;
+// `make test-e2e RECONCILER=stub` shows which behaviours the stub still lacks.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/controller-kit/controller-kit/hack/kittest"
+)
+
+const (
+	// controllerNamespace and serviceAccount are where config/rbac binds the
+	// controller's ClusterRole; the tests impersonate that ServiceAccount.
+	controllerNamespace = "workqueue-example-system"
+	serviceAccount      = "workqueue-example"
+	// phaseLabel is the label the reference Reconciler keeps equal to the phase.
+	phaseLabel = "controller-kit.dev/phase"
+	// deadline bounds every poll: long enough for a loaded 2-core machine, and
+	// only reached when a test is going to fail anyway.
+	deadline = 90 * time.Second
+)
+
+var (
+	// tierDir is workqueue-example/, the controller's main package.
+	tierDir string
+	// controllerBin is the controller, built once for the whole suite.
+	controllerBin string
+	installOnce   sync.Once
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	var err error
+	if tierDir, err = filepath.Abs("../.."); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	tmp, err := os.MkdirTemp("", "workqueue-example-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	controllerBin = filepath.Join(tmp, "workqueue-example")
+	if err := kittest.BuildBinary(tierDir, controllerBin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// clientset returns a client as the test's own (admin) user, after applying the
+// shipped RBAC once per run. kittest.Clientset refuses clusters other than the
+// kit's before anything is applied.
+func clientset(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	cs := kittest.Clientset(t)
+	installOnce.Do(func() {
+		kittest.Kubectl(t, "apply", "--server-side",
+			"-f", filepath.Join(tierDir, "config/manager/namespace.yaml"),
+			"-f", filepath.Join(tierDir, "config/rbac"))
+	})
+	return cs
+}
+
+// startController runs the controller as the shipped ServiceAccount with the
+// Reconciler named by $RECONCILER (default reference) plus args. At cleanup it
+// fails the test if the controller was ever refused by the API server.
+func startController(t *testing.T, args ...string) *kittest.Process {
+	t.Helper()
+	reconciler := os.Getenv("RECONCILER")
+	if reconciler == "" {
+		reconciler = "reference"
+	}
+	kubeconfig := kittest.ImpersonatingKubeconfig(t, controllerNamespace, serviceAccount)
+	args = append([]string{"--kubeconfig=" + kubeconfig, "--reconciler=" + reconciler}, args...)
+	p := kittest.StartProcess(t, "workqueue-example", controllerBin, args...)
+	t.Cleanup(func() {
+		if strings.Contains(strings.ToLower(p.Logs()), "forbidden") {
+			t.Errorf("the controller was refused by the API server (\"forbidden\" in its log): config/rbac lacks a permission it uses")
+		}
+	})
+	return p
+}
+
+// createPod creates a Pod that kwok (or a kind node) will run.
+func createPod(t *testing.T, cs kubernetes.Interface, namespace, name string) {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+		},
+	}
+	if _, err := cs.CoreV1().Pods(namespace).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating Pod %s/%s: %v", namespace, name, err)
+	}
+}
+
+// logLines returns the lines of the controller's log that contain every one of parts.
+func logLines(p *kittest.Process, parts ...string) []string {
+	var found []string
+	for _, line := range strings.Split(p.Logs(), "\n") {
+		matches := true
+		for _, part := range parts {
+			matches = matches && strings.Contains(line, part)
+		}
+		if matches {
+			found = append(found, line)
+		}
+	}
+	return found
+}
+
+func TestPodsGetAPhaseLabelThatFollowsThemToRunning(t *testing.T) {
+	cs := clientset(t)
+	ns := kittest.Namespace(t, cs, "wq-label")
+	p := startController(t, "--namespace="+ns)
+
+	names := []string{"web-1", "web-2", "web-3"}
+	for _, name := range names {
+		createPod(t, cs, ns, name)
+	}
+	kittest.Eventually(t, deadline, "every Pod to run with "+phaseLabel+"=Running", func(ctx context.Context) (bool, error) {
+		for _, name := range names {
+			pod, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if pod.Status.Phase != corev1.PodRunning || pod.Labels[phaseLabel] != string(corev1.PodRunning) {
+				return false, fmt.Errorf("Pod %s: phase %q, label %q", name, pod.Status.Phase, pod.Labels[phaseLabel])
+			}
+		}
+		return true, nil
+	})
+
+	// The write causes an update event of its own; that reconcile must find the
+	// label right and write nothing (else the controller would never go quiet).
+	kittest.Eventually(t, deadline, "the reconcile after each write to see nothing to do", func(context.Context) (bool, error) {
+		for _, name := range names {
+			if len(logLines(p, "Pod is up to date, no write", ns+"/"+name, `phase="Running"`)) == 0 {
+				return false, fmt.Errorf("no up-to-date reconcile logged for %s yet", name)
+			}
+		}
+		return true, nil
+	})
+	if failed := logLines(p, "Reconcile failed"); len(failed) > 0 {
+		t.Errorf("reconciles failed:\n%s", strings.Join(failed, "\n"))
+	}
+}
+
+func TestDeletedPodIsLoggedAsGoneWithoutErrorOrRetry(t *testing.T) {
+	cs := clientset(t)
+	ns := kittest.Namespace(t, cs, "wq-delete")
+	p := startController(t, "--namespace="+ns)
+
+	createPod(t, cs, ns, "p1")
+	kittest.Eventually(t, deadline, "the controller to reconcile Pod p1", func(context.Context) (bool, error) {
+		return len(logLines(p, ns+"/p1")) > 0, nil
+	})
+	if err := cs.CoreV1().Pods(ns).Delete(context.Background(), "p1", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting Pod p1: %v", err)
+	}
+	kittest.Eventually(t, deadline, "Pod p1 to be gone from the API server", func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Pods(ns).Get(ctx, "p1", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+
+	// Either Reconciler says in one line that the Pod is gone.
+	gone := regexp.MustCompile(`"Pod (is gone, nothing to do|no longer exists)" pod="` + regexp.QuoteMeta(ns+"/p1") + `"`)
+	kittest.Eventually(t, deadline, "a log line saying Pod p1 is gone", func(context.Context) (bool, error) {
+		return gone.MatchString(p.Logs()), nil
+	})
+	if lines := logLines(p, "Reconcile failed", ns+"/p1"); len(lines) > 0 {
+		t.Errorf("the deletion was treated as a failure (error or retry):\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+func TestShippedClusterRoleAllowsWatchingEveryNamespace(t *testing.T) {
+	clientset(t)
+	// The stub only reads, so watching the whole shared cluster changes nothing.
+	p := startController(t, "--reconciler=stub")
+	kittest.Eventually(t, deadline, "the cluster-wide Pod cache to sync", func(context.Context) (bool, error) {
+		return len(logLines(p, "Workers started")) > 0, nil
+	})
+}
+
+func TestSIGTERMStopsTheControllerCleanly(t *testing.T) {
+	cs := clientset(t)
+	ns := kittest.Namespace(t, cs, "wq-stop")
+	p := startController(t, "--namespace="+ns)
+	kittest.Eventually(t, deadline, "the workers to start", func(context.Context) (bool, error) {
+		return len(logLines(p, "Workers started")) > 0, nil
+	})
+
+	p.Signal(syscall.SIGTERM)
+	code, err := p.Wait(deadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 {
+		t.Errorf("exit code %d after SIGTERM, want 0", code)
+	}
+	if len(logLines(p, "All workers stopped")) == 0 {
+		t.Error(`no "All workers stopped" in the log: the shutdown did not wait for the workers`)
+	}
+}
