@@ -38,17 +38,18 @@ func main() {
 	controllerBin := flag.String("controller", "bin/sample-controller", "The controller binary to start (build it first).")
 	kubeconfig := flag.String("kubeconfig", "", "Path to a kubeconfig. Empty: $KUBECONFIG, then ~/.kube/config.")
 	timeout := flag.Duration("timeout", 5*time.Minute, "Give up after this long.")
+	controllerArgs := flag.String("controller-args", "", "Extra controller flags, space-separated, e.g. \"--workers=8 --kube-api-qps=500\".")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *n, *controllerBin, *kubeconfig, *timeout); err != nil {
+	if err := run(ctx, *n, *controllerBin, strings.Fields(*controllerArgs), *kubeconfig, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "burst:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, n int, controllerBin, kubeconfig string, timeout time.Duration) error {
+func run(ctx context.Context, n int, controllerBin string, controllerArgs []string, kubeconfig string, timeout time.Duration) error {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
 		&clientcmd.ConfigOverrides{},
@@ -73,9 +74,9 @@ func run(ctx context.Context, n int, controllerBin, kubeconfig string, timeout t
 		_ = kubeClient.CoreV1().Namespaces().Delete(context.WithoutCancel(ctx), namespace, metav1.DeleteOptions{})
 	}()
 
-	// The controller runs with its default flags, except that it only watches
-	// our namespace and uses the same kubeconfig.
-	args := []string{"--namespace=" + namespace}
+	// The controller runs with its default flags (plus -controller-args),
+	// except that it only watches our namespace and uses the same kubeconfig.
+	args := append([]string{"--namespace=" + namespace}, controllerArgs...)
 	if kubeconfig != "" {
 		args = append(args, "--kubeconfig="+kubeconfig)
 	}

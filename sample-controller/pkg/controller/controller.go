@@ -26,6 +26,7 @@ import (
 
 	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
 	fooinformers "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/informers/externalversions/samplecontroller/v1alpha1"
+	foolisters "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/listers/samplecontroller/v1alpha1"
 )
 
 // Name is the controller's name: its FieldManager on every write, the source of
@@ -41,6 +42,8 @@ type Controller struct {
 	// added many times before a worker takes it is reconciled once.
 	queue  workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	synced []cache.InformerSynced
+	// foos tells the Deployment handler whether a Deployment's owner still exists.
+	foos foolisters.FooLister
 }
 
 // New returns a Controller that reconciles Foos with r. It registers event
@@ -56,6 +59,7 @@ func New(ctx context.Context, foos fooinformers.FooInformer, deployments appsinf
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "foos"},
 		),
 		synced: []cache.InformerSynced{foos.Informer().HasSynced, deployments.Informer().HasSynced},
+		foos:   foos.Lister(),
 	}
 	logger := klog.FromContext(ctx)
 
@@ -164,7 +168,8 @@ func (c *Controller) enqueueFoo(obj interface{}) {
 }
 
 // enqueueOwner adds the Foo that controls a Deployment to the queue. Deployments
-// without a Foo as their controller are not this controller's business.
+// without a Foo as their controller are not this controller's business, and
+// neither are those whose Foo is gone: the garbage collector is deleting them.
 func (c *Controller) enqueueOwner(logger klog.Logger, obj interface{}) {
 	object, ok := obj.(metav1.Object)
 	if !ok {
@@ -185,6 +190,13 @@ func (c *Controller) enqueueOwner(logger klog.Logger, obj interface{}) {
 	if ref == nil || ref.Kind != "Foo" || ref.APIVersion != samplev1alpha1.SchemeGroupVersion.String() {
 		return
 	}
-	logger.V(4).Info("Deployment changed; enqueueing its Foo", "deployment", klog.KObj(object), "foo", ref.Name)
-	c.queue.Add(cache.ObjectName{Namespace: object.GetNamespace(), Name: ref.Name})
+	// A Foo of the same name but another UID is queued too: it may be waiting
+	// for this Deployment of its deleted predecessor to be garbage-collected.
+	foo, err := c.foos.Foos(object.GetNamespace()).Get(ref.Name)
+	if err != nil {
+		logger.V(4).Info("Ignoring a Deployment whose Foo is gone", "deployment", klog.KObj(object), "foo", ref.Name)
+		return
+	}
+	logger.V(4).Info("Deployment changed; enqueueing its Foo", "deployment", klog.KObj(object), "foo", klog.KObj(foo))
+	c.queue.Add(cache.ObjectName{Namespace: foo.Namespace, Name: foo.Name})
 }

@@ -7,17 +7,27 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
+
+	foolisters "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/listers/samplecontroller/v1alpha1"
 )
 
 // TestDeploymentEventsEnqueueOwningFoo checks the Deployment handler: a change
 // to an owned Deployment (even one seen only as a deletion tombstone) queues
-// its Foo, and a Deployment no Foo controls queues nothing.
+// its Foo (also when that Foo replaced the Deployment's deleted owner of the
+// same name); a Deployment no Foo controls, or whose Foo is gone, queues nothing.
 func TestDeploymentEventsEnqueueOwningFoo(t *testing.T) {
 	foo := newFoo("test", ptr.To[int32](1))
 	owned := newDeployment(foo)
 	foreign := owned.DeepCopy()
 	foreign.OwnerReferences = nil
+	orphan := newDeployment(newFoo("gone", ptr.To[int32](1)))
+	ofReplacedFoo := owned.DeepCopy()
+	ofReplacedFoo.OwnerReferences[0].UID = "uid-of-an-earlier-foo-test"
 	want := cache.ObjectName{Namespace: foo.Namespace, Name: foo.Name}
+	fooIndexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	if err := fooIndexer.Add(foo); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		name string
@@ -27,11 +37,16 @@ func TestDeploymentEventsEnqueueOwningFoo(t *testing.T) {
 		{"owned Deployment", owned, []cache.ObjectName{want}},
 		{"tombstone of an owned Deployment", cache.DeletedFinalStateUnknown{Key: "default/test-deployment", Obj: owned}, []cache.ObjectName{want}},
 		{"Deployment without a Foo controller", foreign, nil},
+		{"Deployment whose Foo is deleted", orphan, nil},
+		{"Deployment of an earlier Foo of the same name", ofReplacedFoo, []cache.ObjectName{want}},
 		{"tombstone of something else", cache.DeletedFinalStateUnknown{Key: "default/x", Obj: "not an object"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logger, _ := ktesting.NewTestContext(t)
-			c := &Controller{queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())}
+			c := &Controller{
+				queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()),
+				foos:  foolisters.NewFooLister(fooIndexer),
+			}
 			defer c.queue.ShutDown()
 
 			c.enqueueOwner(logger, tc.obj)

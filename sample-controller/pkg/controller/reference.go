@@ -90,7 +90,7 @@ func (r *Reference) Reconcile(ctx context.Context, key cache.ObjectName) error {
 			return fmt.Errorf("creating Deployment %s/%s: %w", foo.Namespace, name, err)
 		}
 		logger.Info("Created Deployment", "deployment", klog.KObj(deployment))
-		r.Recorder.Eventf(foo, corev1.EventTypeNormal, ReasonDeploymentCreated, "Created Deployment %s with %d replicas", name, desiredReplicas(foo))
+		r.Recorder.Eventf(foo, corev1.EventTypeNormal, ReasonDeploymentCreated, "Created Deployment %s (spec.replicas %d)", name, desiredReplicas(foo))
 	} else if err != nil {
 		return fmt.Errorf("reading Deployment %s/%s from the cache: %w", foo.Namespace, name, err)
 	}
@@ -107,14 +107,18 @@ func (r *Reference) Reconcile(ctx context.Context, key cache.ObjectName) error {
 	// Objects from the cache are shared: change a copy, never the original.
 	want := desiredReplicas(foo)
 	if deployment.Spec.Replicas == nil || *deployment.Spec.Replicas != want {
+		from := "unset"
+		if deployment.Spec.Replicas != nil {
+			from = fmt.Sprint(*deployment.Spec.Replicas)
+		}
 		scaled := deployment.DeepCopy()
 		scaled.Spec.Replicas = &want
 		deployment, err = r.KubeClient.AppsV1().Deployments(foo.Namespace).Update(ctx, scaled, metav1.UpdateOptions{FieldManager: Name})
 		if err != nil {
 			return fmt.Errorf("scaling Deployment %s/%s to %d replicas: %w", foo.Namespace, name, want, err)
 		}
-		logger.Info("Scaled Deployment", "deployment", klog.KObj(deployment), "replicas", want)
-		r.Recorder.Eventf(foo, corev1.EventTypeNormal, ReasonDeploymentScaled, "Scaled Deployment %s to %d replicas", name, want)
+		logger.Info("Scaled Deployment", "deployment", klog.KObj(deployment), "from", from, "to", want)
+		r.Recorder.Eventf(foo, corev1.EventTypeNormal, ReasonDeploymentScaled, "Scaled Deployment %s: spec.replicas %s -> %d", name, from, want)
 	}
 
 	// 6. Report what we observed, through the status subresource and only
