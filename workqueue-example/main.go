@@ -31,7 +31,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
-	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
@@ -151,7 +150,7 @@ func run(ctx context.Context, args []string) error {
 	if o.reconciler == "reference" {
 		reconciler = &PhaseLabelReconciler{Client: client, Pods: podInformer.Lister()}
 	}
-	controller, err := NewController(ctx, podInformer, reconciler, o.maxRetries)
+	controller, err := NewController(ctx, podInformer.Informer(), reconciler, o.maxRetries)
 	if err != nil {
 		return err
 	}
@@ -188,11 +187,13 @@ type Controller struct {
 	maxRetries    int
 }
 
-// NewController registers the event handlers on podInformer and returns a
-// Controller that passes every Pod key to reconciler. A key whose reconcile fails is
+// NewController registers the event handlers on informer and returns a Controller
+// that passes the key of every object the informer sees to reconciler. Nothing in it
+// is specific to Pods: give it another informer (and a Reconciler that reads that
+// kind) and it runs the same loop. A key whose reconcile fails is
 // retried with per-key exponential backoff up to maxRetries times, then dropped until
 // the Pod's next event. It fails only when the informer has already been stopped.
-func NewController(ctx context.Context, podInformer coreinformers.PodInformer, reconciler Reconciler, maxRetries int) (*Controller, error) {
+func NewController(ctx context.Context, informer cache.SharedInformer, reconciler Reconciler, maxRetries int) (*Controller, error) {
 	c := &Controller{
 		reconciler: reconciler,
 		maxRetries: maxRetries,
@@ -204,13 +205,13 @@ func NewController(ctx context.Context, podInformer coreinformers.PodInformer, r
 		),
 	}
 	logger := klog.FromContext(ctx)
-	registration, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	registration, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.enqueue(logger, "add", obj) },
 		UpdateFunc: func(_, newObj any) { c.enqueue(logger, "update", newObj) },
 		DeleteFunc: func(obj any) { c.onDelete(logger, obj) },
 	})
 	if err != nil {
-		return nil, fmt.Errorf("adding event handlers to the Pod informer: %w", err)
+		return nil, fmt.Errorf("adding event handlers to the informer: %w", err)
 	}
 	c.handlerSynced = registration.HasSynced
 	return c, nil
@@ -242,7 +243,7 @@ func (c *Controller) onDelete(logger klog.Logger, obj any) {
 	c.enqueue(logger, "delete", obj)
 }
 
-// Run waits for the Pod cache to sync, starts workers and blocks until ctx is
+// Run waits for the informer's cache to sync, starts workers and blocks until ctx is
 // cancelled. It then stops handing out keys and returns once every reconcile that
 // was already running has finished. Start the informer before calling Run. It
 // returns an error when ctx is cancelled before the cache synced.
@@ -253,7 +254,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	// might exist, and a Reconciler would act on a wrong picture of the world.
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.handlerSynced) {
 		c.queue.ShutDown()
-		return fmt.Errorf("the Pod cache did not sync before shutdown: %w", context.Cause(ctx))
+		return fmt.Errorf("the informer cache did not sync before shutdown: %w", context.Cause(ctx))
 	}
 
 	// Reconciles get a context the shutdown signal does not cancel, so a write that

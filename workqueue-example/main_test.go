@@ -102,7 +102,7 @@ func start(t *testing.T, rec *recordingReconciler, maxRetries, workers int, obje
 	factory := informers.NewSharedInformerFactory(client, 0)
 	podInformer := factory.Core().V1().Pods()
 	rec.pods = podInformer.Lister()
-	controller, err := NewController(ctx, podInformer, rec, maxRetries)
+	controller, err := NewController(ctx, podInformer.Informer(), rec, maxRetries)
 	if err != nil {
 		t.Fatalf("NewController: %v", err)
 	}
@@ -204,7 +204,7 @@ func TestDeleteHandlerEnqueuesTheKeyOfPodsAndTombstones(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			logger, ctx := ktesting.NewTestContext(t)
 			factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
-			c, err := NewController(ctx, factory.Core().V1().Pods(), &recordingReconciler{}, 5)
+			c, err := NewController(ctx, factory.Core().V1().Pods().Informer(), &recordingReconciler{}, 5)
 			if err != nil {
 				t.Fatal(err)
 			}
