@@ -116,9 +116,16 @@ test-e2e: ## The e2e suites (cluster checks + every tier) against the cluster KU
 	@cd hack/kittest && go test -tags e2e -count=1 -timeout 10m ./...
 	@for t in $(TIERS); do echo ">> e2e: $$t"; $(MAKE) --no-print-directory -C $$t test-e2e; done
 
+# make bench knobs: N Foos per burst, IDLE window, REPEAT runs, SCENARIOS to run.
+N ?= 200
+IDLE ?= 60s
+REPEAT ?= 1
+SCENARIOS ?= ours,upstream,floor,guestbook
+
 .PHONY: bench
-bench: ## Performance scenarios on fresh local clusters, ours beside upstream (N=200 by default).
-	@echo "bench: not built yet (see the benchmarks issue)" >&2; exit 1
+bench: ## Performance scenarios on fresh local clusters, ours beside upstream and the floor (N=200).
+	@hack/build-bins.sh cluster
+	@cd hack/bench && GOWORK=off go run . -n $(N) -idle $(IDLE) -repeat $(REPEAT) -scenarios $(SCENARIOS)
 
 ##@ Deploy
 

@@ -1,0 +1,191 @@
+// Command bench is `make bench`: it times the kit's sample-controller beside upstream
+// kubernetes/sample-controller and beside a plain client (the floor), each on a
+// freshly created local cluster, one after another, then prints a Markdown table and
+// writes results.json and converged.png to the output folder.
+//
+// Per controller it measures a burst (create N Foos at once: time until every
+// Deployment exists and until every Foo reports its replicas available; the
+// controller's peak RSS and CPU seconds) and an idle window after convergence
+// (writes to Foos and Deployments and Events created, counted from the API server's
+// audit log, not from the controller's own logs). See docs/performance.md.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// options are the command's flags, plus paths derived from them.
+type options struct {
+	n         int
+	idle      time.Duration
+	repeat    int
+	workers   int
+	scenarios string
+	timeout   time.Duration
+	root      string
+	out       string
+	oursCRD   string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.n, "n", 200, "How many Foos a burst creates (the guestbook scenario creates n/10 Guestbooks).")
+	flag.DurationVar(&o.idle, "idle", 60*time.Second, "Length of the idle window after convergence, in which writes are counted.")
+	flag.IntVar(&o.repeat, "repeat", 1, "How many times each scenario runs; the table shows medians.")
+	flag.IntVar(&o.workers, "floor-workers", 4, "Concurrency of the floor's writes (the kit's sample-controller default --workers).")
+	flag.StringVar(&o.scenarios, "scenarios", "ours,upstream,floor,guestbook", "Comma-separated scenarios to run.")
+	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "Upper bound on one scenario's burst; past it the run fails.")
+	flag.StringVar(&o.out, "out", "", "Folder for logs, results.json and converged.png (default: <repo>/_output/bench).")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	if o.n < 1 || o.repeat < 1 || o.workers < 1 {
+		return fmt.Errorf("-n, -repeat and -floor-workers must be at least 1 (got %d, %d, %d)", o.n, o.repeat, o.workers)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	o.root = filepath.Clean(filepath.Join(wd, "..", ".."))
+	if o.out == "" {
+		o.out = filepath.Join(o.root, "_output", "bench")
+	}
+	if err := os.MkdirAll(filepath.Join(o.out, "bin"), 0o755); err != nil {
+		return err
+	}
+	o.oursCRD = filepath.Join(o.root, "sample-controller", "config", "crd", "samplecontroller.k8s.io_foos.yaml")
+
+	all, err := scenarios(o)
+	if err != nil {
+		return err
+	}
+	var results []result
+	for _, name := range strings.Split(o.scenarios, ",") {
+		run, ok := all[strings.TrimSpace(name)]
+		if !ok {
+			return fmt.Errorf("-scenarios: unknown scenario %q (known: ours, upstream, floor, guestbook)", name)
+		}
+		n := o.n
+		if name == "guestbook" {
+			n = max(1, o.n/10)
+		}
+		var runs []result
+		for i := range o.repeat {
+			fmt.Fprintf(os.Stderr, ">> %s: run %d/%d, %d objects, on a fresh local cluster\n", name, i+1, o.repeat, n)
+			r, err := run(n)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			fmt.Fprintf(os.Stderr, "   Deployments exist after %.1fs, converged after %.1fs\n", r.DeploymentsExist, r.Converged)
+			runs = append(runs, r)
+		}
+		results = append(results, median(runs))
+	}
+	table := markdown(o, results)
+	fmt.Print(table)
+	return writeOutputs(o.out, results)
+}
+
+// scenarios builds the binaries under test and returns each scenario by name.
+func scenarios(o options) (map[string]func(n int) (result, error), error) {
+	bin := filepath.Join(o.out, "bin")
+	fmt.Fprintln(os.Stderr, ">> building the controllers under test")
+	builds := []struct{ dir, out, pkg string }{
+		{filepath.Join(o.root, "sample-controller"), filepath.Join(bin, "sample-controller"), "."},
+		{filepath.Join(o.root, "kubebuilder-guestbook"), filepath.Join(bin, "guestbook-manager"), "./cmd"},
+		// Upstream builds in this module (GOWORK=off), with client-go at v0.37.2.
+		{filepath.Join(o.root, "hack", "bench"), filepath.Join(bin, "upstream-sample-controller"), "k8s.io/sample-controller"},
+	}
+	for _, b := range builds {
+		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
+		cmd.Dir = b.dir
+		if strings.HasSuffix(b.dir, "bench") {
+			cmd.Env = append(os.Environ(), "GOWORK=off")
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("go build %s in %s: %w\n%s", b.pkg, b.dir, err, out)
+		}
+	}
+	upstreamDir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "k8s.io/sample-controller").Output()
+	if err != nil {
+		return nil, fmt.Errorf("locate k8s.io/sample-controller in the module cache: %w", err)
+	}
+	foo := controllerScenario{
+		gvr: fooGVR, crdName: "foos.samplecontroller.k8s.io",
+		newObject: newFoo, deploymentsPer: 1, ready: fooAvailable, podsPer: 1,
+	}
+	ours := foo
+	ours.name, ours.bin, ours.crdPath = "ours", filepath.Join(bin, "sample-controller"), o.oursCRD
+	ours.args = func(kubeconfig string) []string { return []string{"--kubeconfig=" + kubeconfig} }
+	upstream := foo
+	upstream.name, upstream.bin = "upstream", filepath.Join(bin, "upstream-sample-controller")
+	upstream.crdPath = filepath.Join(strings.TrimSpace(string(upstreamDir)), "artifacts", "examples", "crd-status-subresource.yaml")
+	upstream.args = func(kubeconfig string) []string { return []string{"-kubeconfig=" + kubeconfig} }
+	guestbook := controllerScenario{
+		name: "guestbook", bin: filepath.Join(bin, "guestbook-manager"),
+		args: func(kubeconfig string) []string {
+			return []string{"--kubeconfig=" + kubeconfig, "--enable-webhooks=false", "--metrics-bind-address=0",
+				"--health-probe-bind-address=0", "--operator-namespace=" + warmupNamespace}
+		},
+		crdPath: filepath.Join(o.root, "kubebuilder-guestbook", "config", "crd", "bases", "webapp.controller-kit.dev_guestbooks.yaml"),
+		crdName: "guestbooks.webapp.controller-kit.dev",
+		gvr:     schema.GroupVersionResource{Group: "webapp.controller-kit.dev", Version: "v1", Resource: "guestbooks"},
+		newObject: func(namespace string, i int) *unstructured.Unstructured {
+			return &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "webapp.controller-kit.dev/v1", "kind": "Guestbook",
+				"metadata": map[string]any{"name": fmt.Sprintf("gb-%04d", i), "namespace": namespace},
+				"spec":     map[string]any{},
+			}}
+		},
+		deploymentsPer: 3, ready: conditionTrue("Available"), podsPer: 5,
+	}
+	return map[string]func(int) (result, error){
+		"ours":      func(n int) (result, error) { return ours.run(o, n) },
+		"upstream":  func(n int) (result, error) { return upstream.run(o, n) },
+		"floor":     func(n int) (result, error) { return runFloor(o, n) },
+		"guestbook": func(n int) (result, error) { return guestbook.run(o, n) },
+	}, nil
+}
+
+// conditionTrue reports whether an object's status has the named condition True.
+func conditionTrue(name string) func(u *unstructured.Unstructured) bool {
+	return func(u *unstructured.Unstructured) bool {
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == name && m["status"] == "True" {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// median returns the run with the median burst time (the runs themselves when one).
+func median(runs []result) result {
+	slices.SortFunc(runs, func(a, b result) int {
+		switch {
+		case a.DeploymentsExist < b.DeploymentsExist:
+			return -1
+		case a.DeploymentsExist > b.DeploymentsExist:
+			return 1
+		}
+		return 0
+	})
+	return runs[len(runs)/2]
+}

@@ -1,0 +1,364 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+)
+
+// benchNamespace holds the burst's objects; warmupNamespace the one object that
+// proves a controller is up before the clock starts.
+const (
+	benchNamespace  = "bench"
+	warmupNamespace = "warmup"
+	// createWorkers is how many goroutines create the burst's objects.
+	createWorkers = 32
+)
+
+var fooGVR = schema.GroupVersionResource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"}
+
+// result is one scenario run. Durations are seconds since the first create of the burst.
+type result struct {
+	Scenario string `json:"scenario"`
+	// Objects is how many custom resources the burst created.
+	Objects int `json:"objects"`
+	// DeploymentsExist is when the last Deployment of the burst was first seen.
+	DeploymentsExist float64 `json:"deploymentsExistSeconds"`
+	// Converged is when the last object reported ready (Foo: availableReplicas equal
+	// to replicas; Guestbook: condition Available); for the floor, when its last
+	// status write returned.
+	Converged float64 `json:"convergedSeconds"`
+	// Idle is what the idle window counted; nil for the floor (no controller).
+	Idle *writeCounts `json:"idle,omitempty"`
+	// IdleSeconds is the idle window's length.
+	IdleSeconds float64 `json:"idleSeconds,omitempty"`
+	// PeakRSSMiB and CPUSeconds describe the controller process (zero for the floor).
+	PeakRSSMiB float64 `json:"peakRSSMiB,omitempty"`
+	CPUSeconds float64 `json:"cpuSeconds,omitempty"`
+	// Timeline holds, sorted, when each Deployment of the burst was first seen.
+	Timeline []float64 `json:"deploymentTimeline"`
+}
+
+// tracker records when each key first met a condition, and closes done once want
+// keys have.
+type tracker struct {
+	mu    sync.Mutex
+	start time.Time
+	seen  map[string]float64
+	want  int
+	done  chan struct{}
+}
+
+func newTracker(want int) *tracker {
+	return &tracker{seen: map[string]float64{}, want: want, done: make(chan struct{})}
+}
+
+// begin sets the instant durations are measured from.
+func (t *tracker) begin(at time.Time) { t.mu.Lock(); t.start = at; t.mu.Unlock() }
+
+func (t *tracker) mark(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.start.IsZero() {
+		return // the warm-up object, seen before the clock started
+	}
+	if _, ok := t.seen[key]; ok {
+		return
+	}
+	t.seen[key] = time.Since(t.start).Seconds()
+	if len(t.seen) == t.want {
+		close(t.done)
+	}
+}
+
+// wait blocks until want keys are marked, then returns the sorted times.
+func (t *tracker) wait(ctx context.Context, what string) ([]float64, error) {
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+		t.mu.Lock()
+		n := len(t.seen)
+		t.mu.Unlock()
+		return nil, fmt.Errorf("timed out waiting for %s: %d of %d", what, n, t.want)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	times := make([]float64, 0, len(t.seen))
+	for _, s := range t.seen {
+		times = append(times, s)
+	}
+	sort.Float64s(times)
+	return times, nil
+}
+
+// controllerScenario describes a controller under test: how to run it, its CRD, the
+// objects a burst creates, and when one of them counts as converged.
+type controllerScenario struct {
+	name           string
+	bin            string
+	args           func(kubeconfig string) []string
+	crdPath        string
+	crdName        string
+	gvr            schema.GroupVersionResource
+	newObject      func(namespace string, i int) *unstructured.Unstructured
+	deploymentsPer int
+	ready          func(u *unstructured.Unstructured) bool
+	// podsPer is how many pods one object ends up with (sizes the fake nodes).
+	podsPer int
+}
+
+// run creates a fresh cluster, starts the controller, proves it works on one
+// warm-up object, then times a burst of n objects and counts writes in the idle window.
+func (s controllerScenario) run(o options, n int) (result, error) {
+	res := result{Scenario: s.name, Objects: n}
+	c, err := startCluster(o.root, nodesFor(n*s.podsPer))
+	if err != nil {
+		return res, err
+	}
+	defer c.stop()
+	if err := c.installCRD(s.crdPath, s.crdName); err != nil {
+		return res, err
+	}
+	for _, ns := range []string{benchNamespace, warmupNamespace} {
+		if err := c.kubectl("create", "namespace", ns); err != nil {
+			return res, err
+		}
+	}
+
+	deployments := newTracker(n * s.deploymentsPer)
+	ready := newTracker(n)
+	ctx, cancel := waitCtx(o.timeout)
+	defer cancel()
+	watchDeployments(ctx, c, deployments)
+	dynInformers := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.dyn, 0, benchNamespace, nil)
+	_, _ = dynInformers.ForResource(s.gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { markReady(ready, s.ready, obj) },
+		UpdateFunc: func(_, obj any) { markReady(ready, s.ready, obj) },
+	})
+	dynInformers.Start(ctx.Done())
+	dynInformers.WaitForCacheSync(ctx.Done())
+
+	proc, err := startProcess(filepath.Join(o.out, s.name+".log"), s.bin, s.args(c.kubeconfig)...)
+	if err != nil {
+		return res, err
+	}
+	defer proc.stop()
+	if err := warmUp(ctx, c, s); err != nil {
+		return res, fmt.Errorf("%s did not reconcile the warm-up object (see %s.log): %w", s.name, s.name, err)
+	}
+
+	start := time.Now()
+	deployments.begin(start)
+	ready.begin(start)
+	if err := forEach(ctx, n, createWorkers, func(ctx context.Context, i int) error {
+		_, err := c.dyn.Resource(s.gvr).Namespace(benchNamespace).Create(ctx, s.newObject(benchNamespace, i), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return res, err
+	}
+	if res.Timeline, err = deployments.wait(ctx, "Deployments"); err != nil {
+		return res, err
+	}
+	res.DeploymentsExist = res.Timeline[len(res.Timeline)-1]
+	readyTimes, err := ready.wait(ctx, "converged objects")
+	if err != nil {
+		return res, err
+	}
+	res.Converged = readyTimes[len(readyTimes)-1]
+
+	idleStart := time.Now()
+	time.Sleep(o.idle)
+	idleEnd := time.Now()
+	// The audit log is written asynchronously; give the last lines time to land.
+	time.Sleep(2 * time.Second)
+	counts, err := c.countWrites(idleStart, idleEnd, s.gvr.Group)
+	if err != nil {
+		return res, err
+	}
+	res.Idle, res.IdleSeconds = &counts, idleEnd.Sub(idleStart).Seconds()
+	if res.PeakRSSMiB, res.CPUSeconds, err = proc.usage(); err != nil {
+		return res, fmt.Errorf("%s exited early (see %s.log): %w", s.name, s.name, err)
+	}
+	return res, nil
+}
+
+// warmUp creates one object in the warm-up namespace and waits for its Deployments.
+func warmUp(ctx context.Context, c *cluster, s controllerScenario) error {
+	if _, err := c.dyn.Resource(s.gvr).Namespace(warmupNamespace).Create(ctx, s.newObject(warmupNamespace, 0), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	for {
+		list, err := c.kube.AppsV1().Deployments(warmupNamespace).List(ctx, metav1.ListOptions{})
+		if err == nil && len(list.Items) >= s.deploymentsPer {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// watchDeployments marks each Deployment of the bench namespace when first seen.
+func watchDeployments(ctx context.Context, c *cluster, t *tracker) {
+	f := informers.NewSharedInformerFactoryWithOptions(c.kube, 0, informers.WithNamespace(benchNamespace))
+	_, _ = f.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { t.mark(obj.(*appsv1.Deployment).Name) },
+	})
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+}
+
+func markReady(t *tracker, ready func(*unstructured.Unstructured) bool, obj any) {
+	if u, ok := obj.(*unstructured.Unstructured); ok && ready(u) {
+		t.mark(u.GetName())
+	}
+}
+
+// forEach calls fn for 0..n-1 from the given number of goroutines; the first error
+// stops it and is returned.
+func forEach(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
+	items := make(chan int)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range items {
+				if err := fn(ctx, i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for i := range n {
+		select {
+		case items <- i:
+		case err := <-errs:
+			close(items)
+			wg.Wait()
+			return err
+		}
+	}
+	close(items)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+// nodesFor sizes the cluster: one kwok node takes 110 pods; keep headroom.
+func nodesFor(pods int) int { return max(3, pods/100+2) }
+
+// newFoo is a Foo of the burst: one replica, a Deployment named after it.
+func newFoo(namespace string, i int) *unstructured.Unstructured {
+	name := fmt.Sprintf("foo-%04d", i)
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "samplecontroller.k8s.io/v1alpha1",
+		"kind":       "Foo",
+		"metadata":   map[string]any{"name": name, "namespace": namespace},
+		"spec":       map[string]any{"deploymentName": name, "replicas": int64(1)},
+	}}
+}
+
+// fooAvailable: the Foo reports as many available replicas as it asks for.
+func fooAvailable(u *unstructured.Unstructured) bool {
+	want, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	if !found {
+		want = 1
+	}
+	got, _, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
+	return want > 0 && got == want
+}
+
+// runFloor is the floor: no controller, the harness itself makes the same writes a
+// controller must (per Foo, one Deployment create and one status write) from as many
+// goroutines as our controller has workers. Nothing a controller does can be faster.
+func runFloor(o options, n int) (result, error) {
+	res := result{Scenario: "floor", Objects: n}
+	c, err := startCluster(o.root, nodesFor(n))
+	if err != nil {
+		return res, err
+	}
+	defer c.stop()
+	if err := c.installCRD(o.oursCRD, "foos.samplecontroller.k8s.io"); err != nil {
+		return res, err
+	}
+	if err := c.kubectl("create", "namespace", benchNamespace); err != nil {
+		return res, err
+	}
+	ctx, cancel := waitCtx(o.timeout)
+	defer cancel()
+	foos := make([]*unstructured.Unstructured, n)
+	if err := forEach(ctx, n, createWorkers, func(ctx context.Context, i int) error {
+		var err error
+		foos[i], err = c.dyn.Resource(fooGVR).Namespace(benchNamespace).Create(ctx, newFoo(benchNamespace, i), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return res, err
+	}
+	deployments := newTracker(n)
+	watchDeployments(ctx, c, deployments)
+
+	start := time.Now()
+	deployments.begin(start)
+	if err := forEach(ctx, n, o.workers, func(ctx context.Context, i int) error {
+		return floorWrites(ctx, c, foos[i])
+	}); err != nil {
+		return res, err
+	}
+	res.Converged = time.Since(start).Seconds()
+	if res.Timeline, err = deployments.wait(ctx, "Deployments"); err != nil {
+		return res, err
+	}
+	res.DeploymentsExist = res.Timeline[len(res.Timeline)-1]
+	return res, nil
+}
+
+// floorWrites makes the two writes a controller owes one new Foo.
+func floorWrites(ctx context.Context, c *cluster, foo *unstructured.Unstructured) error {
+	labels := map[string]string{"app": "nginx", "controller": foo.GetName()}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: foo.GetName(), Namespace: foo.GetNamespace(),
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "samplecontroller.k8s.io/v1alpha1", Kind: "Foo", Name: foo.GetName(), UID: foo.GetUID(),
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.29"}}},
+			},
+		},
+	}
+	if _, err := c.kube.AppsV1().Deployments(d.Namespace).Create(ctx, d, metav1.CreateOptions{FieldManager: "floor"}); err != nil {
+		return err
+	}
+	foo = foo.DeepCopy()
+	if err := unstructured.SetNestedField(foo.Object, int64(0), "status", "availableReplicas"); err != nil {
+		return err
+	}
+	_, err := c.dyn.Resource(fooGVR).Namespace(foo.GetNamespace()).UpdateStatus(ctx, foo, metav1.UpdateOptions{FieldManager: "floor"})
+	return err
+}
