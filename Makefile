@@ -97,6 +97,8 @@ verify: generate ## Fail if generated code or manifests are not what is committe
 vet: ## go vet every module of the workspace, e2e suites included.
 	@echo ">> go vet -tags e2e ($(TIERS) hack/kittest)"
 	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) hack/kittest))
+	@echo ">> go vet (hack/bench, outside the workspace)"
+	@cd hack/bench && GOWORK=off go vet ./...
 
 ##@ Test
 
