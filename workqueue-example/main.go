@@ -6,13 +6,15 @@
 //	  --> N workers: Get key -> Reconciler.Reconcile(key)
 //	      -> Forget on success / AddRateLimited on error (drop after --max-retries) -> Done
 //
-// Read it in this order: main and run (flags, client, informer), NewController (the
-// event handlers that turn events into keys), Run (cache sync, workers, shutdown),
-// processNextWorkItem and handleResult (the retry policy), then the two Reconcilers
-// at the end of the file: the part a learner copies and changes.
+// Read it in this order: main and withShutdownSignals, parseFlags, run (client,
+// informer, Reconciler), NewController, enqueue and onDelete (events become keys),
+// Run (cache sync, workers, shutdown), processNextWorkItem and handleResult (the
+// retry policy), then the Reconcilers at the end of the file: the part a learner
+// copies and changes. docs/lessons/01-workqueue.md walks through it.
 //
-// Compare with client-go's examples/workqueue/main.go (the same loop, one worker, no
-// signal handling) and with kube-controller-manager's pkg/controller/podgc.
+// Compare with client-go's examples/workqueue/main.go (the same loop with one
+// worker and no signal handling) and with kube-controller-manager's
+// pkg/controller/ttlafterfinished (the same worker loop) and pkg/controller/podgc.
 package main
 
 import (
@@ -174,25 +176,25 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return config, nil
 }
 
-// Controller is the plumbing of the loop: it turns Pod events into namespace/name
-// keys on a rate-limited workqueue and runs workers that hand each key to a
+// Controller is the plumbing of the loop: it turns informer events (about Pods,
+// here) into namespace/name keys on a rate-limited workqueue and runs workers that hand each key to a
 // Reconciler, retrying failures with backoff. It mirrors the Controller of
 // client-go's examples/workqueue/main.go.
 type Controller struct {
 	reconciler Reconciler
 	queue      workqueue.TypedRateLimitingInterface[string]
 	// handlerSynced reports whether our event handlers have seen the informer's
-	// initial list of Pods.
+	// initial list.
 	handlerSynced cache.InformerSynced
 	maxRetries    int
 }
 
 // NewController registers the event handlers on informer and returns a Controller
-// that passes the key of every object the informer sees to reconciler. Nothing in it
-// is specific to Pods: give it another informer (and a Reconciler that reads that
-// kind) and it runs the same loop. A key whose reconcile fails is
-// retried with per-key exponential backoff up to maxRetries times, then dropped until
-// the Pod's next event. It fails only when the informer has already been stopped.
+// that passes the key of every object the informer sees to reconciler. A key whose
+// reconcile fails is retried with per-key exponential backoff up to maxRetries
+// times, then dropped until the object's next event. Nothing here is specific to
+// Pods: give it another informer (and a Reconciler that reads that kind) and it runs
+// the same loop. It fails only when the informer has already been stopped.
 func NewController(ctx context.Context, informer cache.SharedInformer, reconciler Reconciler, maxRetries int) (*Controller, error) {
 	c := &Controller{
 		reconciler: reconciler,
@@ -201,7 +203,7 @@ func NewController(ctx context.Context, informer cache.SharedInformer, reconcile
 		// (capped at 1000s), and all keys together at 10 per second with bursts of 100.
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods"},
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName},
 		),
 	}
 	logger := klog.FromContext(ctx)
@@ -387,8 +389,8 @@ func (r *PhaseLabelReconciler) Reconcile(ctx context.Context, key string) error 
 		return fmt.Errorf("reading Pod %s from the cache: %w", key, err)
 	}
 
-	// 2. Compare desired with actual, and write only when they differ: a controller
-	// that writes on every pass triggers itself forever.
+	// 2. Compare desired with actual, and write only when they differ: every write
+	// is an API request, and every write that changes the Pod comes back as an event.
 	phase := string(pod.Status.Phase)
 	if current, ok := pod.Labels[PhaseLabel]; ok && current == phase {
 		logger.Info("Pod is up to date, no write", "pod", klog.KObj(pod), "phase", phase)
