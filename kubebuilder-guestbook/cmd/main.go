@@ -116,7 +116,7 @@ func run() error {
 		"If set, HTTP/2 will be enabled for the metrics and webhook servers")
 	flag.BoolVar(&enableWebhooks, "enable-webhooks", envBool("ENABLE_WEBHOOKS", true),
 		"Serve the defaulting and validating webhooks (needs a serving certificate). "+
-			"Defaults to $ENABLE_WEBHOOKS, else true. `make run` turns them off.")
+			"Defaults to $ENABLE_WEBHOOKS, else true; make run turns them off.")
 	flag.StringVar(&reconcilerName, "reconciler", "reference",
 		"The Reconciler to run: reference (the finished operator) or stub (logs only; the lesson's starting point).")
 	flag.StringVar(&operatorNamespace, "operator-namespace", envOr("POD_NAMESPACE", "kubebuilder-guestbook-system"),

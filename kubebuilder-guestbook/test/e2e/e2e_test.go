@@ -343,15 +343,20 @@ var _ = Describe("Manager", Ordered, func() {
 
 		// +kubebuilder:scaffold:e2e-webhooks-checks
 
-		// TODO: Customize the e2e test suite with scenarios specific to your project.
-		// Consider applying sample/CR(s) and check their status and/or verifying
-		// the reconciliation by using the metrics, i.e.:
-		// metricsOutput, err := getMetricsOutput()
-		// Expect(err).NotTo(HaveOccurred(), "Failed to retrieve logs from curl pod")
-		// Expect(metricsOutput).To(ContainSubstring(
-		//    fmt.Sprintf(`controller_runtime_reconcile_total{controller="%s",result="success"} 1`,
-		//    strings.ToLower(<Kind>),
-		// ))
+		// The Guestbook's behaviours are checked one by one by the kit's e2e suite
+		// (guestbook_test.go, `make test-e2e`, no Docker needed); here, the
+		// deployed operator brings the sample to Available and lets it go.
+		It("should bring the sample Guestbook to Available", func() {
+			By("applying the sample Guestbook")
+			_, err := utils.Run(exec.Command("kubectl", "apply", "-n", "default", "-k", "config/samples"))
+			Expect(err).NotTo(HaveOccurred(), "Failed to apply the sample Guestbook")
+			_, err = utils.Run(exec.Command("kubectl", "wait", "-n", "default", "guestbook/guestbook-sample",
+				"--for=condition=Available", "--timeout=5m"))
+			Expect(err).NotTo(HaveOccurred(), "The sample Guestbook did not become Available")
+			By("deleting the sample Guestbook while the operator runs (its finalizer needs it)")
+			_, err = utils.Run(exec.Command("kubectl", "delete", "-n", "default", "guestbook/guestbook-sample", "--timeout=2m"))
+			Expect(err).NotTo(HaveOccurred(), "The sample Guestbook was not deleted")
+		})
 	})
 })
 
