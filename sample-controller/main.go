@@ -44,20 +44,19 @@ const crdInstallHint = "run `make run-sample` from the repository root, or: kube
 
 // options are the command-line flags.
 type options struct {
-	kubeconfig   string
-	namespace    string
-	workers      int
-	qps          float64
-	burst        int
-	resync       time.Duration
-	reconciler   string
-	leaderElect  bool
-	leaseNS      string
-	leaseName    string
-	leaseDur     time.Duration
-	renewDead    time.Duration
-	retryPeriod  time.Duration
-	shutdownWait time.Duration
+	kubeconfig    string
+	namespace     string
+	workers       int
+	qps           float64
+	burst         int
+	resync        time.Duration
+	reconciler    string
+	leaderElect   bool
+	leaseNS       string
+	leaseName     string
+	leaseDuration time.Duration
+	renewDeadline time.Duration
+	retryPeriod   time.Duration
 }
 
 func main() {
@@ -73,8 +72,8 @@ func main() {
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Take a Lease before reconciling, so only one of several replicas is active.")
 	flag.StringVar(&o.leaseNS, "leader-elect-namespace", "", "Namespace of the leader-election Lease. Empty: $POD_NAMESPACE, else default.")
 	flag.StringVar(&o.leaseName, "leader-elect-name", controller.Name, "Name of the leader-election Lease.")
-	flag.DurationVar(&o.leaseDur, "leader-elect-lease-duration", 15*time.Second, "How long other replicas wait after the leader's last renewal before taking over.")
-	flag.DurationVar(&o.renewDead, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps retrying a renewal before it gives up leadership (and exits).")
+	flag.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long other replicas wait after the leader's last renewal before taking over.")
+	flag.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps retrying a renewal before it gives up leadership (and exits).")
 	flag.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to take or renew the Lease.")
 	flag.Parse()
 
@@ -96,6 +95,9 @@ func main() {
 // run starts the controller and returns when ctx is cancelled (nil) or when it
 // cannot start or loses leadership (an error, so the process exits non-zero).
 func run(ctx context.Context, o options) error {
+	if o.reconciler != "reference" && o.reconciler != "stub" {
+		return fmt.Errorf("--reconciler=%q: want reference or stub", o.reconciler)
+	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
 		&clientcmd.ConfigOverrides{},
@@ -105,7 +107,7 @@ func run(ctx context.Context, o options) error {
 	}
 	cfg.QPS = float32(o.qps)
 	cfg.Burst = o.burst
-	cfg.UserAgent = rest.DefaultKubernetesUserAgent() + " " + controller.Name
+	rest.AddUserAgent(cfg, controller.Name)
 
 	kubeClient, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -184,7 +186,7 @@ func runController(ctx context.Context, o options, kubeClient kubernetes.Interfa
 	case "stub":
 		r = &controller.Stub{Foos: foos.Lister(), Deployments: deployments.Lister()}
 	default:
-		return fmt.Errorf("--reconciler=%q: want reference or stub", o.reconciler)
+		return fmt.Errorf("--reconciler=%q: want reference or stub", o.reconciler) // checked in run already
 	}
 
 	c, err := controller.New(ctx, foos, deployments, r)
@@ -249,8 +251,8 @@ func runWithLeaderElection(ctx context.Context, o options, kubeClient kubernetes
 	leaderelection.RunOrDie(electionCtx, leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		Name:            o.leaseName,
-		LeaseDuration:   o.leaseDur,
-		RenewDeadline:   o.renewDead,
+		LeaseDuration:   o.leaseDuration,
+		RenewDeadline:   o.renewDeadline,
 		RetryPeriod:     o.retryPeriod,
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
