@@ -65,24 +65,25 @@ func (d *Directory) Register(ctx context.Context, gb *webappv1.Guestbook) error 
 	key, value := EntryKey(gb), entryValue(gb)
 	var cm corev1.ConfigMap
 	err := d.Reader.Get(ctx, d.Key, &cm)
-	if apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err):
 		cm = corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: d.Key.Name, Namespace: d.Key.Namespace},
 			Data:       map[string]string{key: value},
 		}
-		return d.Client.Create(ctx, &cm)
+		err = d.Client.Create(ctx, &cm)
+	case err != nil:
+		return err
+	case cm.Data[key] == value:
+		return nil
+	default:
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[key] = value
+		err = d.Client.Update(ctx, &cm)
 	}
 	if err != nil {
-		return err
-	}
-	if cm.Data[key] == value {
-		return nil
-	}
-	if cm.Data == nil {
-		cm.Data = map[string]string{}
-	}
-	cm.Data[key] = value
-	if err := d.Client.Update(ctx, &cm); err != nil {
 		return err
 	}
 	logf.FromContext(ctx).Info("Registered in the directory", "directory", d.Key, "entry", key)
