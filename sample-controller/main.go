@@ -64,7 +64,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Empty: $KUBECONFIG, ~/.kube/config, then the in-cluster config.")
 	flag.StringVar(&o.namespace, "namespace", metav1.NamespaceAll, "Only watch Foos and Deployments in this namespace. Empty: all namespaces.")
-	flag.IntVar(&o.workers, "workers", 4, "How many Foos are reconciled in parallel.")
+	flag.IntVar(&o.workers, "workers", 16, "How many Foos are reconciled in parallel (each mostly waits on the API server, so more than the CPU count helps).")
 	flag.Float64Var(&o.qps, "kube-api-qps", 200, "Sustained API requests per second this client allows itself (client-go's default of 5 makes a 1000-Foo burst take minutes).")
 	flag.IntVar(&o.burst, "kube-api-burst", 400, "API requests allowed in a burst above --kube-api-qps.")
 	flag.DurationVar(&o.resync, "resync", 0, "How often informers redeliver every cached object (0: never; events alone drive the loop).")
