@@ -59,16 +59,24 @@ func TestDeploymentRunsTheLoadedImageAsTheShippedServiceAccount(t *testing.T) {
 	}
 }
 
-func TestClusterRoleGrantsOnlyWhatTheControllerUses(t *testing.T) {
-	var role rbacv1.ClusterRole
-	if err := yaml.UnmarshalStrict(readManifests(t, "config/rbac/role.yaml")["ClusterRole"], &role); err != nil {
+func TestRolesGrantOnlyWhatTheControllerUses(t *testing.T) {
+	var clusterRole rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(readManifests(t, "config/rbac/role.yaml")["ClusterRole"], &clusterRole); err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.Role
+	if err := yaml.UnmarshalStrict(readManifests(t, "config/rbac-namespaced/role.yaml")["Role"], &role); err != nil {
 		t.Fatal(err)
 	}
 	want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch"}}}
-	if !slices.EqualFunc(role.Rules, want, func(a, b rbacv1.PolicyRule) bool {
+	equal := func(a, b rbacv1.PolicyRule) bool {
 		return slices.Equal(a.APIGroups, b.APIGroups) && slices.Equal(a.Resources, b.Resources) && slices.Equal(a.Verbs, b.Verbs) &&
 			len(a.ResourceNames) == 0 && len(a.NonResourceURLs) == 0
-	}) {
-		t.Errorf("ClusterRole rules = %+v, want exactly %+v (no wildcards, nothing unused)", role.Rules, want)
+	}
+	if !slices.EqualFunc(clusterRole.Rules, want, equal) {
+		t.Errorf("ClusterRole rules = %+v, want exactly %+v (no wildcards, nothing unused)", clusterRole.Rules, want)
+	}
+	if !slices.EqualFunc(role.Rules, want, equal) {
+		t.Errorf("namespaced Role rules = %+v, want exactly %+v (no wildcards, nothing unused)", role.Rules, want)
 	}
 }

@@ -80,21 +80,30 @@ func clientset(t *testing.T) kubernetes.Interface {
 	installOnce.Do(func() {
 		kittest.Kubectl(t, "apply", "--server-side",
 			"-f", filepath.Join(tierDir, "config/manager/namespace.yaml"),
-			"-f", filepath.Join(tierDir, "config/rbac"))
+			"-f", filepath.Join(tierDir, "config/rbac"),
+			"-f", filepath.Join(tierDir, "config/rbac-namespaced/service_account.yaml"))
 	})
 	return cs
 }
 
-// startController runs the controller as the shipped ServiceAccount with the
-// Reconciler named by $RECONCILER (default reference) plus args. At cleanup it
-// fails the test if the controller was ever refused by the API server.
+// startController runs the controller as the shipped ServiceAccount (bound by
+// config/rbac) with the Reconciler named by $RECONCILER (default reference) plus
+// args. At cleanup it fails the test if the controller was ever refused by the API
+// server.
 func startController(t *testing.T, args ...string) *kittest.Process {
+	t.Helper()
+	return startControllerAs(t, serviceAccount, args...)
+}
+
+// startControllerAs is startController running as the ServiceAccount sa of
+// controllerNamespace.
+func startControllerAs(t *testing.T, sa string, args ...string) *kittest.Process {
 	t.Helper()
 	reconciler := os.Getenv("RECONCILER")
 	if reconciler == "" {
 		reconciler = "reference"
 	}
-	kubeconfig := kittest.ImpersonatingKubeconfig(t, controllerNamespace, serviceAccount)
+	kubeconfig := kittest.ImpersonatingKubeconfig(t, controllerNamespace, sa)
 	args = append([]string{"--kubeconfig=" + kubeconfig, "--reconciler=" + reconciler}, args...)
 	p := kittest.StartProcess(t, "workqueue-example", controllerBin, args...)
 	t.Cleanup(func() {
@@ -195,6 +204,22 @@ func TestDeletedPodIsLoggedAsGoneWithoutErrorOrRetry(t *testing.T) {
 	})
 	if lines := logLines(p, "Reconcile failed", ns+"/p1"); len(lines) > 0 {
 		t.Errorf("the deletion was treated as a failure (error or retry):\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+func TestNamespacedRoleIsEnoughToReconcileOneNamespace(t *testing.T) {
+	cs := clientset(t)
+	ns := kittest.Namespace(t, cs, "wq-role")
+	kittest.Kubectl(t, "-n", ns, "apply", "--server-side", "-f", filepath.Join(tierDir, "config/rbac-namespaced/role.yaml"))
+	// This ServiceAccount has no ClusterRole: only the Role in ns.
+	p := startControllerAs(t, "workqueue-example-namespaced", "--namespace="+ns)
+
+	createPod(t, cs, ns, "p1")
+	kittest.Eventually(t, deadline, "Pod p1 to be reconciled", func(context.Context) (bool, error) {
+		return len(logLines(p, ns+"/p1")) > 0, nil
+	})
+	if failed := logLines(p, "Reconcile failed"); len(failed) > 0 {
+		t.Errorf("reconciles failed:\n%s", strings.Join(failed, "\n"))
 	}
 }
 
