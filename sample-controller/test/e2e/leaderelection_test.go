@@ -26,7 +26,8 @@ const (
 )
 
 // startReplicas starts two controllers with leader election on a Lease of
-// their own in the controller namespace (short timings keep the test quick).
+// their own in the controller namespace (shorter timings than the defaults keep
+// the test quick, with room for a loaded machine).
 // It returns them and the Lease name.
 func startReplicas(t *testing.T, cs kubernetes.Interface, ns string) ([]*kittest.Process, string) {
 	t.Helper()
@@ -38,8 +39,8 @@ func startReplicas(t *testing.T, cs kubernetes.Interface, ns string) ([]*kittest
 		"--leader-elect",
 		"--leader-elect-namespace=" + controllerNamespace,
 		"--leader-elect-name=" + lease,
-		"--leader-elect-lease-duration=6s",
-		"--leader-elect-renew-deadline=4s",
+		"--leader-elect-lease-duration=10s",
+		"--leader-elect-renew-deadline=7s",
 		"--leader-elect-retry-period=1s",
 	}
 	return []*kittest.Process{
