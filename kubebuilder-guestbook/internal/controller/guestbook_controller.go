@@ -53,8 +53,8 @@ const conflictRetry = time.Minute
 // leader, Redis followers and frontend (a Deployment and a Service each) in the
 // shape the spec asks for, registers the Guestbook in the Directory, and reports
 // what it sees in status conditions. Compare with controller-runtime's
-// examples/builtins/controller.go and with lesson 2's syncHandler in
-// sample-controller/controller.go.
+// examples/builtins/controller.go and with lesson 2's Reference.Reconcile in
+// sample-controller/pkg/controller/reference.go.
 type GuestbookReconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	client.Client
@@ -111,7 +111,8 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	oldStatus := gb.Status.DeepCopy()
 
-	// 4. A name the children's names cannot be derived from: say so once, wait for a new spec.
+	// 4. A name the children's names cannot be derived from: say so once and
+	// wait; names never change, so only a new Guestbook can fix it.
 	if errs := webappv1.ValidateName(gb.Name); len(errs) > 0 {
 		setBlocked(&gb, "InvalidName", errs.ToAggregate().Error())
 		return ctrl.Result{}, r.updateStatus(ctx, &gb, oldStatus)
@@ -185,6 +186,7 @@ func ignoreConflict(ctx context.Context, err error) (ctrl.Result, error) {
 	return ctrl.Result{}, ignoreConflictErr(ctx, err)
 }
 
+// ignoreConflictErr is ignoreConflict for functions that return only an error.
 func ignoreConflictErr(ctx context.Context, err error) error {
 	if apierrors.IsConflict(err) {
 		logf.FromContext(ctx).V(1).Info("Guestbook changed while being reconciled; the newer version is queued", "error", err.Error())

@@ -20,6 +20,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -185,14 +186,25 @@ func createGuestbook(t *testing.T, c client.Client, ns, name string, frontendRep
 }
 
 // waitAvailable waits until the Guestbook is Available with frontend replicas
-// available frontend Pods, for the generation it has now.
+// available frontend Pods, for the generation it has now. On failure it logs the
+// last status it saw.
 func waitAvailable(t *testing.T, c client.Client, ns, name string, frontend int32) {
 	t.Helper()
+	var seen string
+	defer func() {
+		if t.Failed() {
+			t.Logf("last seen of Guestbook %s/%s: %s", ns, name, seen)
+		}
+	}()
 	kittest.Eventually(t, deadline, "the Guestbook to be Available", func(ctx context.Context) (bool, error) {
 		gb, err := getGuestbook(ctx, c, ns, name)
 		if err != nil {
+			if ctx.Err() != nil {
+				return false, nil // the deadline, not an API error
+			}
 			return false, err
 		}
+		seen = fmt.Sprintf("generation %d, status %+v", gb.Generation, gb.Status)
 		available := meta.FindStatusCondition(gb.Status.Conditions, webappv1.ConditionAvailable)
 		return available != nil && available.Status == metav1.ConditionTrue &&
 			available.ObservedGeneration == gb.Generation &&
