@@ -42,7 +42,7 @@ func main() {
 	flag.IntVar(&o.n, "n", 200, "How many Foos a burst creates (the guestbook scenario creates n/10 Guestbooks).")
 	flag.DurationVar(&o.idle, "idle", 60*time.Second, "Length of the idle window after convergence, in which writes are counted.")
 	flag.IntVar(&o.repeat, "repeat", 1, "How many times each scenario runs; the table shows medians.")
-	flag.IntVar(&o.workers, "floor-workers", 4, "Concurrency of the floor's writes (the kit's sample-controller default --workers).")
+	flag.IntVar(&o.workers, "floor-workers", 16, "Concurrency of the floor's writes; keep it equal to sample-controller's default --workers.")
 	flag.StringVar(&o.scenarios, "scenarios", "ours,upstream,floor,guestbook", "Comma-separated scenarios to run.")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "Upper bound on one scenario's burst; past it the run fails.")
 	flag.StringVar(&o.out, "out", "", "Folder for logs, results.json and converged.png (default: <repo>/_output/bench).")
