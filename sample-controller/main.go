@@ -12,8 +12,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,6 +29,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
@@ -37,10 +41,38 @@ import (
 	"github.com/controller-kit/controller-kit/sample-controller/pkg/controller"
 	"github.com/controller-kit/controller-kit/sample-controller/pkg/generated/clientset/versioned"
 	fooinformers "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/informers/externalversions"
+	foolisters "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/listers/samplecontroller/v1alpha1"
 )
 
 // crdInstallHint is how to install the Foo CRD, printed when it is missing.
 const crdInstallHint = "run `make run-sample` from the repository root, or: kubectl apply --server-side -f sample-controller/config/crd/samplecontroller.k8s.io_foos.yaml"
+
+// reconcilerDeps is what a Reconciler may use: clients for writes, listers for
+// reads from the informers' caches, and the event recorder.
+type reconcilerDeps struct {
+	kubeClient  kubernetes.Interface
+	fooClient   versioned.Interface
+	foos        foolisters.FooLister
+	deployments appslisters.DeploymentLister
+	recorder    record.EventRecorder
+}
+
+// reconcilers maps each --reconciler value to the Reconciler it runs. To try
+// your own, add an entry here.
+var reconcilers = map[string]func(reconcilerDeps) controller.Reconciler{
+	"reference": func(d reconcilerDeps) controller.Reconciler {
+		return &controller.Reference{
+			KubeClient:  d.kubeClient,
+			FooClient:   d.fooClient,
+			Foos:        d.foos,
+			Deployments: d.deployments,
+			Recorder:    d.recorder,
+		}
+	},
+	"stub": func(d reconcilerDeps) controller.Reconciler {
+		return &controller.Stub{Foos: d.foos, Deployments: d.deployments}
+	},
+}
 
 // options are the command-line flags.
 type options struct {
@@ -68,7 +100,7 @@ func main() {
 	flag.Float64Var(&o.qps, "kube-api-qps", 200, "Sustained API requests per second this client allows itself (client-go's default of 5 makes a 1000-Foo burst take minutes).")
 	flag.IntVar(&o.burst, "kube-api-burst", 400, "API requests allowed in a burst above --kube-api-qps.")
 	flag.DurationVar(&o.resync, "resync", 0, "How often informers redeliver every cached object (0: never; events alone drive the loop).")
-	flag.StringVar(&o.reconciler, "reconciler", "reference", "Which Reconciler runs: reference (the kit's) or stub (logs only, your starting point).")
+	flag.StringVar(&o.reconciler, "reconciler", "reference", "Which Reconciler runs: reference (the kit's) or stub (logs only, your starting point); see reconcilers.")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Take a Lease before reconciling, so only one of several replicas is active.")
 	flag.StringVar(&o.leaseNS, "leader-elect-namespace", "", "Namespace of the leader-election Lease. Empty: $POD_NAMESPACE, else default.")
 	flag.StringVar(&o.leaseName, "leader-elect-name", controller.Name, "Name of the leader-election Lease.")
@@ -95,8 +127,8 @@ func main() {
 // run starts the controller and returns when ctx is cancelled (nil) or when it
 // cannot start or loses leadership (an error, so the process exits non-zero).
 func run(ctx context.Context, o options) error {
-	if o.reconciler != "reference" && o.reconciler != "stub" {
-		return fmt.Errorf("--reconciler=%q: want reference or stub", o.reconciler)
+	if _, ok := reconcilers[o.reconciler]; !ok {
+		return fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(slices.Sorted(maps.Keys(reconcilers)), ", "))
 	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
@@ -173,21 +205,13 @@ func runController(ctx context.Context, o options, kubeClient kubernetes.Interfa
 	deployments := kubeFactory.Apps().V1().Deployments()
 	foos := fooFactory.Samplecontroller().V1alpha1().Foos()
 
-	var r controller.Reconciler
-	switch o.reconciler {
-	case "reference":
-		r = &controller.Reference{
-			KubeClient:  kubeClient,
-			FooClient:   fooClient,
-			Foos:        foos.Lister(),
-			Deployments: deployments.Lister(),
-			Recorder:    recorder,
-		}
-	case "stub":
-		r = &controller.Stub{Foos: foos.Lister(), Deployments: deployments.Lister()}
-	default:
-		return fmt.Errorf("--reconciler=%q: want reference or stub", o.reconciler) // checked in run already
-	}
+	r := reconcilers[o.reconciler](reconcilerDeps{
+		kubeClient:  kubeClient,
+		fooClient:   fooClient,
+		foos:        foos.Lister(),
+		deployments: deployments.Lister(),
+		recorder:    recorder,
+	})
 
 	c, err := controller.New(ctx, foos, deployments, r)
 	if err != nil {

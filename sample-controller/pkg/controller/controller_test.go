@@ -80,4 +80,3 @@ func TestFooDeletionTombstoneIsQueued(t *testing.T) {
 		t.Errorf("queued %v, want default/test", key)
 	}
 }
-
