@@ -142,6 +142,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	err := c.reconciler.Reconcile(klog.NewContext(ctx, logger), key)
 	if err == nil {
 		c.queue.Forget(key)
+		logger.V(4).Info("Reconciled")
 		return true
 	}
 	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {

@@ -122,8 +122,9 @@ func (r *Reference) Reconcile(ctx context.Context, key cache.ObjectName) error {
 	}
 
 	// 6. Report what we observed, through the status subresource and only
-	// when it changed: an unchanged write would still bump resourceVersion and
-	// wake every watcher of Foos.
+	// when it changed. The API server would store nothing for an identical
+	// status, but only after authenticating, admitting and decoding the
+	// request: with many Foos that is a steady load for nothing.
 	status := samplev1alpha1.FooStatus{
 		AvailableReplicas:  deployment.Status.AvailableReplicas,
 		ObservedGeneration: foo.Generation,

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/controller-kit/controller-kit/hack/kittest"
@@ -239,4 +240,79 @@ func TestMissingCRDFailsFastNamingTheFix(t *testing.T) {
 			t.Errorf("the controller's output does not mention %q:\n%s", want, logs)
 		}
 	}
+}
+
+func TestRestartedControllerWritesNothingWhenUpToDate(t *testing.T) {
+	cs, fooClient := clients(t)
+	ns := kittest.Namespace(t, cs, "sample-idle")
+	first := startController(t, "controller", ns)
+	createFoo(t, fooClient, newFoo(ns, "web", 2))
+	waitForFooStatus(t, fooClient, ns, "web", 2)
+	if code, err := first.Stop(30 * time.Second); err != nil || code != 0 {
+		t.Fatalf("stopping the first controller: exit code %d (%v), want 0", code, err)
+	}
+
+	ctx := context.Background()
+	fooBefore, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deploymentBefore, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventsBefore := controllerEvents(t, cs, ns)
+
+	// A new process lists everything and reconciles every Foo once, as a
+	// resync would. With nothing to change, it must send no write at all: -v=6
+	// logs every API round trip, so the log shows any PUT, POST or PATCH (an
+	// unchanged status write would not even move the Foo's resourceVersion).
+	second := startController(t, "controller-restarted", ns, "-v=6")
+	kittest.Eventually(t, deadline, "the restarted controller to reconcile Foo web", func(context.Context) (bool, error) {
+		return strings.Contains(second.Logs(), `"Reconciled" foo="`+ns+`/web"`), nil
+	})
+	for _, line := range strings.Split(second.Logs(), "\n") {
+		if !strings.Contains(line, `"Response"`) {
+			continue
+		}
+		for _, verb := range []string{"PUT", "POST", "PATCH", "DELETE"} {
+			if strings.Contains(line, ` verb="`+verb+`"`) {
+				t.Errorf("the restarted controller wrote although nothing changed: %s", line)
+			}
+		}
+	}
+
+	fooAfter, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fooAfter.ResourceVersion != fooBefore.ResourceVersion {
+		t.Errorf("Foo web was written again (resourceVersion %s -> %s, status %+v): status must only be written when it changes",
+			fooBefore.ResourceVersion, fooAfter.ResourceVersion, fooAfter.Status)
+	}
+	deploymentAfter, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deploymentAfter.Generation != deploymentBefore.Generation {
+		t.Errorf("Deployment web's spec was written again (generation %d -> %d)", deploymentBefore.Generation, deploymentAfter.Generation)
+	}
+	if eventsAfter := controllerEvents(t, cs, ns); eventsAfter != eventsBefore {
+		t.Errorf("the restarted controller recorded events (%d -> %d) although nothing changed", eventsBefore, eventsAfter)
+	}
+}
+
+// controllerEvents counts the events sample-controller recorded in namespace,
+// including repeats the recorder merged into one Event.
+func controllerEvents(t *testing.T, cs kubernetes.Interface, namespace string) int32 {
+	t.Helper()
+	events, err := cs.CoreV1().Events(namespace).List(context.Background(), metav1.ListOptions{FieldSelector: "source=sample-controller"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int32
+	for _, e := range events.Items {
+		n += max(e.Count, 1)
+	}
+	return n
 }
