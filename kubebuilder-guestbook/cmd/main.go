@@ -208,8 +208,8 @@ func run() error {
 		// The process exits as soon as the manager stops, so it can hand the
 		// Lease over at once instead of making the next leader wait it out.
 		LeaderElectionReleaseOnCancel: true,
-		// A cache that cannot sync (say, a CRD deleted under a running operator)
-		// fails the start within a bounded time instead of hanging.
+		// A cache that cannot sync at start (say, the CRD was deleted right after
+		// the check below) fails the manager within a bounded time instead of hanging.
 		Controller: config.Controller{CacheSyncTimeout: 2 * time.Minute},
 	})
 	if err != nil {
