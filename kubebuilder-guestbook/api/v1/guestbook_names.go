@@ -18,6 +18,8 @@ package v1
 
 import (
 	"fmt"
+	"strings"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -49,6 +51,28 @@ func ValidateName(name string) field.ErrorList {
 	for _, msg := range validation.IsDNS1035Label(name) {
 		errs = append(errs, field.Invalid(path, name,
 			fmt.Sprintf("%s (the name prefixes the Guestbook's Service names)", msg)))
+	}
+	return errs
+}
+
+// ValidateSpec returns what is wrong with a spec that the CRD schema accepts but
+// the Guestbook's children cannot carry, or nil: today, an image with whitespace
+// in it (the API server refuses a Pod whose image starts or ends with a space, and
+// no registry serves one with a space inside). Like ValidateName, it runs in the
+// validating webhook and again in the Reconciler.
+func ValidateSpec(spec *GuestbookSpec) field.ErrorList {
+	var errs field.ErrorList
+	images := []struct {
+		path  *field.Path
+		value string
+	}{
+		{field.NewPath("spec", "frontend", "image"), spec.Frontend.Image},
+		{field.NewPath("spec", "redis", "image"), spec.Redis.Image},
+	}
+	for _, image := range images {
+		if strings.ContainsFunc(image.value, unicode.IsSpace) {
+			errs = append(errs, field.Invalid(image.path, image.value, "an image reference has no whitespace"))
+		}
 	}
 	return errs
 }

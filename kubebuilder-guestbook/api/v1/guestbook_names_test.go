@@ -45,3 +45,25 @@ func TestValidateNameRejectsNamesChildServicesCannotCarry(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateSpecRejectsImagesWithWhitespace(t *testing.T) {
+	spec := GuestbookSpec{
+		Frontend: FrontendSpec{Image: " registry.example/frontend:v1"},
+		Redis:    RedisSpec{Image: "docker.io/redis 6"},
+	}
+
+	errs := ValidateSpec(&spec)
+
+	if len(errs) != 2 || errs[0].Field != "spec.frontend.image" || errs[1].Field != "spec.redis.image" {
+		t.Errorf("ValidateSpec = %v; want one error each for spec.frontend.image and spec.redis.image", errs)
+	}
+}
+
+func TestValidateSpecAcceptsEmptyAndPlainImages(t *testing.T) {
+	for _, image := range []string{"", DefaultFrontendImage, "registry.example:5000/team/frontend@sha256:0123"} {
+		spec := GuestbookSpec{Frontend: FrontendSpec{Image: image}}
+		if errs := ValidateSpec(&spec); len(errs) != 0 {
+			t.Errorf("ValidateSpec(image %q) = %v; want no errors", image, errs)
+		}
+	}
+}

@@ -111,10 +111,15 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	oldStatus := gb.Status.DeepCopy()
 
-	// 4. A name the children's names cannot be derived from: say so once and
-	// wait; names never change, so only a new Guestbook can fix it.
+	// 4. A name or spec the children cannot carry (the schema let it through,
+	// the webhook was off): say so once and wait for the user. A new spec is a
+	// new event; a name never changes, so only a new Guestbook fixes that.
 	if errs := webappv1.ValidateName(gb.Name); len(errs) > 0 {
 		setBlocked(&gb, "InvalidName", errs.ToAggregate().Error())
+		return ctrl.Result{}, r.updateStatus(ctx, &gb, oldStatus)
+	}
+	if errs := webappv1.ValidateSpec(&gb.Spec); len(errs) > 0 {
+		setBlocked(&gb, "InvalidSpec", errs.ToAggregate().Error())
 		return ctrl.Result{}, r.updateStatus(ctx, &gb, oldStatus)
 	}
 

@@ -422,3 +422,49 @@ func TestRequireCRDNamesTheMissingKindAndTheFix(t *testing.T) {
 		t.Errorf("RequireCRD(missing kind) = %v; want an error naming the kind and the fix", err)
 	}
 }
+
+// The rename-and-invalid case, input B: a spec the schema lets through and the
+// Reconciler cannot act on; then the user fixes it.
+func TestGuestbookWithUnusableImageIsDegradedThenConvergesWhenFixed(t *testing.T) {
+	ns := newNamespace(t)
+	gb := &webappv1.Guestbook{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: ns}}
+	gb.Spec.Frontend.Image = " registry.example/gb-frontend:v5" // the API server refuses it in a Pod
+	if err := k8sClient.Create(context.Background(), gb); err != nil {
+		t.Fatalf("creating Guestbook: %v", err)
+	}
+
+	degraded := waitForCondition(t, ns, "shop", webappv1.ConditionDegraded, metav1.ConditionTrue, "InvalidSpec")
+	if msg := meta.FindStatusCondition(degraded.Status.Conditions, webappv1.ConditionDegraded).Message; !strings.Contains(msg, "spec.frontend.image") {
+		t.Errorf("Degraded message %q does not name the field spec.frontend.image", msg)
+	}
+	writes, reconciles := counts.get("write", ns), counts.get("reconcile", ns)
+	consistently(t, 2*time.Second, "no further writes and no retry loop", func() bool {
+		return counts.get("write", ns) == writes && counts.get("reconcile", ns) <= reconciles+2
+	})
+	var deployments appsv1.DeploymentList
+	if err := k8sClient.List(context.Background(), &deployments, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(deployments.Items) != 0 {
+		t.Errorf("%d Deployments created for an unusable spec; want none", len(deployments.Items))
+	}
+	if got := recorder.in(ns, "InvalidSpec"); len(got) != 1 || got[0].eventType != corev1.EventTypeWarning ||
+		!strings.Contains(got[0].note, "spec.frontend.image") {
+		t.Errorf("InvalidSpec events = %v; want exactly one Warning naming spec.frontend.image", got)
+	}
+
+	eventually(t, "the fixed spec", func(ctx context.Context) (bool, error) {
+		gb, err := getGuestbook(ctx, ns, "shop")
+		if err != nil {
+			return false, err
+		}
+		gb.Spec.Frontend.Image = "registry.example/gb-frontend:v5"
+		return true, k8sClient.Update(ctx, gb)
+	})
+
+	waitForChildren(t, ns, "shop")
+	waitForCondition(t, ns, "shop", webappv1.ConditionDegraded, metav1.ConditionFalse, "AsExpected")
+	if got := recorder.in(ns, "Recovered"); len(got) != 1 {
+		t.Errorf("Recovered events = %v; want exactly one", got)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"context"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -56,19 +57,19 @@ func (d *GuestbookDefaulter) Default(_ context.Context, gb *webappv1.Guestbook) 
 	return nil
 }
 
-// +kubebuilder:webhook:path=/validate-webapp-controller-kit-dev-v1-guestbook,mutating=false,failurePolicy=fail,sideEffects=None,groups=webapp.controller-kit.dev,resources=guestbooks,verbs=create,versions=v1,name=vguestbook-v1.kb.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-webapp-controller-kit-dev-v1-guestbook,mutating=false,failurePolicy=fail,sideEffects=None,groups=webapp.controller-kit.dev,resources=guestbooks,verbs=create;update,versions=v1,name=vguestbook-v1.kb.io,admissionReviewVersions=v1
 
-// GuestbookValidator rejects what the CRD schema cannot: a name the children's
-// Service names cannot be built from (see webappv1.ValidateName). Names cannot
-// change, so only creation is checked; everything in spec is validated by the
-// schema's markers and CEL rules.
+// GuestbookValidator rejects what the CRD schema does not: a name the children's
+// Service names cannot be built from (webappv1.ValidateName, on create: names
+// never change) and images no Pod can use (webappv1.ValidateSpec). The rest of
+// the spec is validated by the schema's markers and CEL rules.
 type GuestbookValidator struct{}
 
 // ValidateCreate rejects a Guestbook whose name is not a DNS-1035 label of at most
 // webappv1.MaxNameLength characters, with an error naming metadata.name.
 func (v *GuestbookValidator) ValidateCreate(_ context.Context, gb *webappv1.Guestbook) (admission.Warnings, error) {
-	if errs := webappv1.ValidateName(gb.Name); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(webappv1.GroupVersion.WithKind("Guestbook").GroupKind(), gb.Name, errs)
+	if errs := append(webappv1.ValidateName(gb.Name), webappv1.ValidateSpec(&gb.Spec)...); len(errs) > 0 {
+		return nil, invalid(gb, errs)
 	}
 	var warnings admission.Warnings
 	if gb.Spec.Frontend.Replicas != nil && *gb.Spec.Frontend.Replicas == 0 {
@@ -77,12 +78,22 @@ func (v *GuestbookValidator) ValidateCreate(_ context.Context, gb *webappv1.Gues
 	return warnings, nil
 }
 
-// ValidateUpdate accepts every update: the webhook is registered for creation only.
-func (v *GuestbookValidator) ValidateUpdate(_ context.Context, _, _ *webappv1.Guestbook) (admission.Warnings, error) {
+// ValidateUpdate rejects an update to a spec the children cannot carry, with an
+// error naming the field.
+func (v *GuestbookValidator) ValidateUpdate(_ context.Context, _, gb *webappv1.Guestbook) (admission.Warnings, error) {
+	if errs := webappv1.ValidateSpec(&gb.Spec); len(errs) > 0 {
+		return nil, invalid(gb, errs)
+	}
 	return nil, nil
 }
 
-// ValidateDelete accepts every deletion: the webhook is registered for creation only.
+// invalid is the Invalid API error for a Guestbook: "Guestbook NAME is invalid:
+// FIELD: ...", which kubectl shows as it is.
+func invalid(gb *webappv1.Guestbook, errs field.ErrorList) error {
+	return apierrors.NewInvalid(webappv1.GroupVersion.WithKind("Guestbook").GroupKind(), gb.Name, errs)
+}
+
+// ValidateDelete accepts every deletion: the webhook is not registered for deletions.
 func (v *GuestbookValidator) ValidateDelete(_ context.Context, _ *webappv1.Guestbook) (admission.Warnings, error) {
 	return nil, nil
 }

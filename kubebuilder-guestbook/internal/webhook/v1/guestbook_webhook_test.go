@@ -85,6 +85,14 @@ func TestInvalidGuestbooksAreRejectedNamingTheField(t *testing.T) {
 		},
 		field: "spec.frontend.image", by: "CEL rule",
 	}, {
+		name: "redis image with a leading space",
+		guestbook: func() *webappv1.Guestbook {
+			gb := guestbook("spaced")
+			gb.Spec.Redis.Image = " docker.io/redis:6.0.5"
+			return gb
+		},
+		field: "spec.redis.image", by: "validating webhook",
+	}, {
 		name: "negative follower replicas",
 		guestbook: func() *webappv1.Guestbook {
 			gb := guestbook("negative")
@@ -104,5 +112,19 @@ func TestInvalidGuestbooksAreRejectedNamingTheField(t *testing.T) {
 				t.Errorf("error %q does not name the field %s", err, tt.field)
 			}
 		})
+	}
+}
+
+func TestValidatingWebhookRejectsAnUpdateToAnUnusableImage(t *testing.T) {
+	gb := guestbook("updated")
+	if err := k8sClient.Create(context.Background(), gb); err != nil {
+		t.Fatalf("creating: %v", err)
+	}
+	gb.Spec.Frontend.Image = "registry.example/gb frontend:v5"
+
+	err := k8sClient.Update(context.Background(), gb)
+
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.frontend.image") {
+		t.Errorf("update with a space in the image = %v; want Invalid naming spec.frontend.image", err)
 	}
 }
