@@ -16,7 +16,16 @@ limitations under the License.
 
 package main
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/controller-kit/controller-kit/kubebuilder-guestbook/internal/testenv"
+)
 
 // ENABLE_WEBHOOKS=false must really turn the webhooks off (it is the default of
 // --enable-webhooks); anything that is not a boolean keeps them on.
@@ -38,5 +47,45 @@ func TestEnableWebhooksEnvSetsTheFlagDefault(t *testing.T) {
 				t.Errorf("envBool = %v; want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// The missing-CRD case: started against an API server without the Guestbook CRD,
+// the manager must not hang; it returns at once with an error that names the CRD
+// and the command that installs it (main turns that into exit code 1).
+func TestManagerWithoutTheCRDFailsNamingTheFix(t *testing.T) {
+	assets, err := testenv.AssetsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: assets} // no CRDs
+	if _, err := env.Start(); err != nil {
+		t.Fatalf("starting envtest: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Args = []string{"manager", "--kubeconfig", path, "--enable-webhooks=false",
+		"--health-probe-bind-address=0", "--metrics-bind-address=0"}
+
+	err = run()
+
+	if err == nil {
+		t.Fatal("run() without the CRD returned nil")
+	}
+	for _, want := range []string{"Kind=Guestbook", "CRD is not installed", "make install"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
 	}
 }
