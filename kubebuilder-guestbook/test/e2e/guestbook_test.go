@@ -71,6 +71,18 @@ func TestGuestbookOperator(t *testing.T) {
 			err := c.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: "guestbook-directory"}, &cm)
 			return cm.Data[ns+".shop"] == "http://shop-frontend."+ns+".svc", err
 		})
+		kittest.Eventually(t, deadline, "the operator's Available event", func(ctx context.Context) (bool, error) {
+			var events corev1.EventList
+			if err := c.List(ctx, &events, client.InNamespace(ns)); err != nil {
+				return false, err
+			}
+			for _, e := range events.Items {
+				if e.Reason == "Available" && e.InvolvedObject.Name == "shop" && e.ReportingController == "guestbook-operator" {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
 	})
 
 	t.Run("ScalingTheFrontendReachesTheNewCount", func(t *testing.T) {
