@@ -58,8 +58,11 @@ build() {
 	done
 	if [ "$mod" = controlplane ]; then
 		# Without these the servers report v0.0.0-master and kubectl warns it cannot parse that.
-		local v=k8s.io/component-base/version
-		ldflags="-X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$KUBE_MINOR -X $v.gitTreeState=clean"
+		# client-go's copy of the version is what their requests' user agent reports.
+		local v
+		for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+			ldflags+=" -X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$KUBE_MINOR -X $v.gitTreeState=clean"
+		done
 	fi
 	local start=$SECONDS out="$BIN/"
 	# A package path ending in a major version (etcd's .../v3, kustomize's .../v5) would
