@@ -141,8 +141,17 @@ func DumpEvents(t testing.TB, cs kubernetes.Interface, namespace string) {
 	}
 	var b strings.Builder
 	for _, e := range list.Items {
-		fmt.Fprintf(&b, "  %s %s %s/%s %s: %s (x%d)\n", e.LastTimestamp.Format(time.TimeOnly), e.Type,
-			e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message, e.Count)
+		// Events written through the events.k8s.io API (controller-runtime's recorder)
+		// carry EventTime and Series instead of LastTimestamp and Count.
+		when, count := e.LastTimestamp.Time, e.Count
+		if when.IsZero() {
+			when = e.EventTime.Time
+		}
+		if e.Series != nil {
+			when, count = e.Series.LastObservedTime.Time, e.Series.Count
+		}
+		fmt.Fprintf(&b, "  %s %s %s/%s %s: %s (x%d)\n", when.Format(time.TimeOnly), e.Type,
+			e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message, max(count, 1))
 	}
 	t.Logf("events in namespace %s:\n%s", namespace, b.String())
 }
@@ -182,13 +191,17 @@ func ImpersonatingKubeconfig(t testing.TB, namespace, serviceAccount string) str
 // Eventually polls cond every 250 ms until it returns true, and fails the test with
 // "timed out after <timeout> waiting for <what>" (plus cond's last error, if any)
 // when timeout passes first. An error from cond does not stop the polling: API
-// errors during a rollout are often passing ones. Use generous timeouts: they bound
-// a failing test, they do not measure a passing one.
+// errors during a rollout are often passing ones. Each call of cond gets its own
+// 10 s context, so the error reported on a timeout is the real one, not the
+// deadline's. Use generous timeouts: they bound a failing test, they do not
+// measure a passing one.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
 	var last error
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true,
-		func(ctx context.Context) (bool, error) {
+		func(context.Context) (bool, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
 			done, err := cond(ctx)
 			if err != nil {
 				last = err
