@@ -113,8 +113,10 @@ type writeCounts struct {
 
 // countWrites reads the bench cluster's audit log (hack/audit-policy.yaml logs one
 // Metadata line per write to the kit's objects) and counts the writes whose
-// response completed within [from, to), made by anyone but the harness itself.
-func (c *cluster) countWrites(from, to time.Time, customGroup string) (writeCounts, error) {
+// response completed within [from, to) and whose user agent starts with
+// userAgentPrefix: the controller's own, not the control plane's (the scheduler
+// and controller-manager may still be recording events of the burst).
+func (c *cluster) countWrites(from, to time.Time, customGroup, userAgentPrefix string) (writeCounts, error) {
 	var counts writeCounts
 	f, err := os.Open(c.auditLog)
 	if err != nil {
@@ -137,7 +139,7 @@ func (c *cluster) countWrites(from, to time.Time, customGroup string) (writeCoun
 			return counts, fmt.Errorf("audit log line: %w", err)
 		}
 		if e.Stage != "ResponseComplete" || e.Stamp.Before(from) || !e.Stamp.Before(to) ||
-			strings.HasPrefix(e.UserAgent, "controller-kit-bench") {
+			!strings.HasPrefix(e.UserAgent, userAgentPrefix) {
 			continue
 		}
 		switch {

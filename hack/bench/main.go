@@ -6,8 +6,9 @@
 // Per controller it measures a burst (create N Foos at once: time until every
 // Deployment exists and until every Foo reports its replicas available; the
 // controller's peak RSS and CPU seconds) and an idle window after convergence
-// (writes to Foos and Deployments and Events created, counted from the API server's
-// audit log, not from the controller's own logs). See docs/performance.md.
+// (the controller's writes to Foos and Deployments and the Events it records,
+// counted from the API server's audit log, not from the controller's own logs).
+// See docs/performance.md.
 package main
 
 import (

@@ -184,7 +184,8 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 	idleEnd := time.Now()
 	// The audit log is written asynchronously; give the last lines time to land.
 	time.Sleep(2 * time.Second)
-	counts, err := c.countWrites(idleStart, idleEnd, s.gvr.Group)
+	// client-go's default user agent starts with the binary's name.
+	counts, err := c.countWrites(idleStart, idleEnd, s.gvr.Group, filepath.Base(s.bin)+"/")
 	if err != nil {
 		return res, err
 	}
