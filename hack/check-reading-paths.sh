@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# check-reading-paths.sh checks docs/reading-kubernetes.md against the Go module cache, so
+# the page cannot point at upstream code that moved or was renamed:
+#   - every path in a concept table exists at the pinned version;
+#   - every name in the "search for" column is declared in that file (a func, method, type,
+#     var, const, struct field, interface method, or shell function), not just mentioned;
+#   - every link to reading-kubernetes.md#ANCHOR from the kit's Markdown files has its anchor.
+# Paths map to modules as the page explains: cmd/, pkg/, plugin/ and hack/ to k8s.io/kubernetes;
+# staging/src/k8s.io/NAME/ to the published module k8s.io/NAME (the same files); and
+# sigs.k8s.io/controller-runtime/ to controller-runtime. Versions come from the kit's pins
+# (hack/controlplane/go.mod, kubebuilder-guestbook/go.mod); the page must name the same ones.
+# A module missing from the cache is fetched with `go mod download`.
+#
+# Usage: hack/check-reading-paths.sh [-v]   (-v also prints every path and name found)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$KIT_ROOT"
+
+verbose=false
+if [ "${1:-}" = -v ]; then verbose=true; fi
+
+# READING_DOC checks another copy of the page (used to test this script).
+doc=${READING_DOC:-docs/reading-kubernetes.md}
+modcache=$(go env GOMODCACHE)
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+# pinned_version MODULE GOMOD prints the version GOMOD requires of MODULE.
+pinned_version() {
+	awk -v m="$1" '$1 == m && $2 ~ /^v/ {print $2; exit} $1 == "require" && $2 == m {print $3; exit}' "$2"
+}
+kube_version=$(pinned_version k8s.io/kubernetes hack/controlplane/go.mod)
+cr_version=$(pinned_version sigs.k8s.io/controller-runtime kubebuilder-guestbook/go.mod)
+if [ -z "$kube_version" ] || [ -z "$cr_version" ]; then
+	echo "check-reading-paths: cannot read the pinned versions of k8s.io/kubernetes (hack/controlplane/go.mod) and sigs.k8s.io/controller-runtime (kubebuilder-guestbook/go.mod)" >&2
+	exit 1
+fi
+# Staging modules are published as v0.MINOR.PATCH for Kubernetes v1.MINOR.PATCH.
+staging_version="v0.${kube_version#v1.}"
+
+failures=0
+fail() {
+	echo "FAIL: $*"
+	failures=$((failures + 1))
+}
+
+for v in "$kube_version" "$cr_version"; do
+	grep -qF "$v" "$doc" || fail "$doc does not mention $v, the version the kit pins; update its text (and its paths) to that version"
+done
+
+# module_dir MODULE VERSION prints the module's folder in the cache, downloading it if needed.
+module_dir() {
+	local dir="$modcache/$1@$2"
+	if [ ! -d "$dir" ]; then
+		echo ">> go mod download $1@$2" >&2
+		dir=$(cd "$scratch" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "$1@$2" |
+			awk -F'"' '$2 == "Dir" {print $4}')
+	fi
+	echo "$dir"
+}
+
+# resolve PATH prints where PATH (as written in the page) is in the module cache.
+resolve() {
+	local p=$1 rest name
+	case "$p" in
+	staging/src/k8s.io/*)
+		rest=${p#staging/src/k8s.io/}
+		name=${rest%%/*}
+		echo "$(module_dir "k8s.io/$name" "$staging_version")/${rest#*/}"
+		;;
+	sigs.k8s.io/controller-runtime/*)
+		echo "$(module_dir sigs.k8s.io/controller-runtime "$cr_version")/${p#sigs.k8s.io/controller-runtime/}"
+		;;
+	cmd/* | pkg/* | plugin/* | hack/*)
+		echo "$(module_dir k8s.io/kubernetes "$kube_version")/$p"
+		;;
+	*)
+		return 1
+		;;
+	esac
+}
+
+# declares FILE NAME succeeds when FILE declares NAME rather than only mentioning it.
+declares() {
+	local n=$2
+	grep -qE "^func (\([^)]*\) )?${n}([^[:alnum:]_]|$)|^(type|var|const) ${n}([^[:alnum:]_]|$)|^[[:space:]]+${n}([[:space:]]|\(|\[)|^(function[[:space:]]+)?${n}[[:space:]]*\(\)" "$1"
+}
+
+paths=0
+names=0
+in_concepts=false
+while IFS= read -r line; do
+	case "$line" in
+	"## Concepts"*) in_concepts=true; continue ;;
+	"## "*) in_concepts=false; continue ;;
+	esac
+	# A concept row: | `path` | `name`, `name` | sentence |
+	[ "$in_concepts" = true ] && [[ "$line" == '| `'* ]] || continue
+	IFS='|' read -r _ path_cell names_cell _ <<<"$line"
+	path=$(grep -o '`[^`]*`' <<<"$path_cell" | tr -d '`')
+	if [ "$(wc -l <<<"$path")" -ne 1 ]; then
+		fail "one path per row, in backquotes: $line"
+		continue
+	fi
+	if ! file=$(resolve "$path"); then
+		fail "$path: not under cmd/, pkg/, plugin/, hack/, staging/src/k8s.io/ or sigs.k8s.io/controller-runtime/"
+		continue
+	fi
+	paths=$((paths + 1))
+	if [ ! -f "$file" ]; then
+		fail "$path: no such file ($file)"
+		continue
+	fi
+	$verbose && echo "ok   $path"
+	for name in $(grep -o '`[^`]*`' <<<"$names_cell" | tr -d '`'); do
+		names=$((names + 1))
+		if declares "$file" "$name"; then
+			$verbose && echo "ok     $name"
+		else
+			fail "$path: declares no $name"
+		fi
+	done
+done <"$doc"
+[ "$paths" -gt 0 ] || fail "found no concept rows in $doc (under '## Concepts', rows starting with '| \`')"
+
+# Links from the kit's Markdown into the page must land on an anchor it defines.
+links=0
+while IFS=: read -r from anchor; do
+	links=$((links + 1))
+	grep -qF "<a id=\"$anchor\"></a>" "$doc" || fail "$from links to reading-kubernetes.md#$anchor, which $doc does not define"
+done < <(git ls-files --cached --others --exclude-standard -- '*.md' |
+	xargs grep -o 'reading-kubernetes\.md#[A-Za-z0-9_-]*' | sed 's/:reading-kubernetes\.md#/:/')
+
+if [ "$failures" -gt 0 ]; then
+	echo "check-reading-paths: $failures problem(s) in $doc; fix the path or name (search the module under $modcache)" >&2
+	exit 1
+fi
+echo ">> reading-kubernetes.md: $paths paths and $names names found in k8s.io/kubernetes@$kube_version, k8s.io/*@$staging_version and sigs.k8s.io/controller-runtime@$cr_version; $links links into it resolve"
