@@ -82,6 +82,22 @@ run-sample: ensure-cluster ## Lesson 2: install the Foo CRD, apply an example Fo
 run-guestbook: ensure-cluster ## Lesson 3: install the Guestbook CRD, apply a sample, run the manager.
 	@$(MAKE) --no-print-directory -C kubebuilder-guestbook run
 
+# make check knobs: the LESSON to check, the RECONCILER to check it with (stub,
+# reference, or a name you registered in the tier), an EXERCISE beyond the
+# reference to check too, a reference SOLUTION (docs/solutions/) to build with,
+# and how long each wait may take (CHECK_TIMEOUT).
+LESSON ?=
+RECONCILER ?= reference
+EXERCISE ?=
+SOLUTION ?=
+CHECK_TIMEOUT ?= 30s
+CHECK := go run ./hack/kittest/cmd/check -timeout $(CHECK_TIMEOUT)
+
+.PHONY: check
+check: ensure-cluster ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCILER=stub|reference|<yours>.
+	@case "$(LESSON)" in 1|2|3) ;; *) echo "make check: set LESSON=1, 2 or 3, e.g. make check LESSON=2 RECONCILER=stub" >&2; exit 2 ;; esac
+	@$(CHECK) -lesson $(LESSON) -reconciler $(RECONCILER) -exercise "$(EXERCISE)" -solution "$(SOLUTION)"
+
 ##@ Development
 
 .PHONY: generate
@@ -117,6 +133,16 @@ test-e2e: ## The e2e suites (cluster checks + every tier) against the cluster KU
 	@echo ">> e2e: the cluster itself (hack/kittest)"
 	@cd hack/kittest && go test -tags e2e -count=1 -timeout 10m ./...
 	@for t in $(TIERS); do echo ">> e2e: $$t"; $(MAKE) --no-print-directory -C $$t test-e2e; done
+
+.PHONY: test-checks
+test-checks: ## The checks keep honest: every lesson's stub fails exactly the checks marked StubFails (tiers in parallel).
+	@hack/build-bins.sh kubectl
+	@echo ">> checks against the stub: lessons 1, 2 and 3 in parallel"
+	@pids=(); for l in 1 2 3; do \
+		$(CHECK) -lesson $$l -reconciler stub -expect-stub >"$(KIT_OUT)/check-stub-$$l.log" 2>&1 & pids+=($$!); \
+	done; rc=0; for i in 0 1 2; do \
+		l=$$((i + 1)); if wait $${pids[$$i]}; then echo "lesson $$l: ok"; else rc=1; echo "lesson $$l: FAILED"; cat "$(KIT_OUT)/check-stub-$$l.log"; fi; \
+	done; exit $$rc
 
 # make bench knobs: N Foos per burst, IDLE window, REPEAT runs, SCENARIOS to run.
 N ?= 200

@@ -16,9 +16,14 @@ import (
 // BuildBinary compiles the main package in pkgDir (a folder path, absolute or
 // relative to the working directory) to outPath. Suites call it once from TestMain,
 // so every test runs the controller exactly as a learner's `go build` would make it.
-// The error carries the compiler's output.
+// When $KIT_E2E_OVERLAY names an overlay file (see OverlayEnv), the build uses
+// it. The error carries the compiler's output.
 func BuildBinary(pkgDir, outPath string) error {
-	cmd := exec.Command("go", "build", "-o", outPath, ".")
+	args := []string{"build", "-o", outPath}
+	if overlay := os.Getenv(OverlayEnv); overlay != "" {
+		args = append(args, "-overlay="+overlay)
+	}
+	cmd := exec.Command("go", append(args, ".")...)
 	cmd.Dir = pkgDir
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -34,12 +34,13 @@ const (
 	serviceAccount      = "workqueue-example"
 	// phaseLabel is the label the reference Reconciler keeps equal to the phase.
 	phaseLabel = "controller-kit.dev/phase"
-	// deadline bounds every poll: long enough for a loaded 2-core machine, and
-	// only reached when a test is going to fail anyway.
-	deadline = 90 * time.Second
 )
 
 var (
+	// deadline bounds every poll: long enough for a loaded 2-core machine, and
+	// only reached when a test is going to fail anyway. `make check` shortens it
+	// through $KIT_E2E_TIMEOUT.
+	deadline = kittest.Deadline(90 * time.Second)
 	// tierDir is workqueue-example/, the controller's main package.
 	tierDir string
 	// controllerBin is the controller, built once for the whole suite.
@@ -52,6 +53,10 @@ func TestMain(m *testing.M) {
 }
 
 func runTests(m *testing.M) int {
+	if err := kittest.WriteChecks(checks); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	var err error
 	if tierDir, err = filepath.Abs("../.."); err != nil {
 		fmt.Fprintln(os.Stderr, err)

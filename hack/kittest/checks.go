@@ -1,0 +1,143 @@
+package kittest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The environment variables that `make check` (hack/kittest/cmd/check) sets for
+// the e2e suites it runs.
+const (
+	// TimeoutEnv, set to a Go duration such as 30s, replaces the deadline of every
+	// wait in the suites (see Deadline): a check that is going to fail then fails
+	// in seconds instead of minutes.
+	TimeoutEnv = "KIT_E2E_TIMEOUT"
+	// ChecksOutEnv names a file to which WriteChecks writes a suite's check table.
+	ChecksOutEnv = "KIT_CHECKS_OUT"
+	// ExerciseEnv selects the exercise checks to run (see Exercise): a name such
+	// as "service", or several separated by commas.
+	ExerciseEnv = "EXERCISE"
+	// OverlayEnv names a `go build -overlay` file: BuildBinary builds with it, and
+	// File returns the replacement it names for a non-Go file. This is how
+	// `make check SOLUTION=...` builds a tier with a reference solution from
+	// docs/solutions without changing the tier's files.
+	OverlayEnv = "KIT_E2E_OVERLAY"
+)
+
+// Deadline returns how long a suite's waits may take: def, or the duration in
+// $KIT_E2E_TIMEOUT when that is set. A working Reconciler converges in a few
+// seconds on the local cluster; def is the generous bound for a loaded machine,
+// and the variable lets `make check` give up sooner on a Reconciler that never
+// converges. Suites call it once, for their package-level deadline. A value that
+// is not a positive duration stops the test binary with a message naming the
+// variable and an example, before any test runs.
+func Deadline(def time.Duration) time.Duration {
+	v := os.Getenv(TimeoutEnv)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		fmt.Fprintf(os.Stderr, "%s=%q: want a positive duration such as 30s (or unset it for the default %s)\n", TimeoutEnv, v, def)
+		os.Exit(2)
+	}
+	return d
+}
+
+// Check describes one behaviour of a conformance suite for a learner: what it
+// means in plain words, what to try when it fails, and where the lesson
+// explains it. Each tier's test/e2e package keeps a table of them next to its
+// tests; `make check` prints one line per Check.
+type Check struct {
+	// Test is the name `go test` gives the test, e.g. "TestScalingFooScalesDeployment"
+	// or "TestGuestbookOperator/DeletedChildIsRecreated" for a subtest.
+	Test string `json:"test"`
+	// Behaviour says what a user sees when the check passes, in plain words.
+	Behaviour string `json:"behaviour"`
+	// Hint is one line on what the Reconciler must do for the check to pass.
+	Hint string `json:"hint"`
+	// Reread is the lesson section that explains the behaviour, as a path from
+	// the repository root with an anchor, e.g.
+	// "docs/lessons/02-sample-controller.md#7-events".
+	Reread string `json:"reread"`
+	// StubFails is true when the stub Reconciler lacks the behaviour, so the
+	// check must fail against it; `make test-checks` holds the suite to that.
+	StubFails bool `json:"stubFails,omitempty"`
+	// Exercise, when set, marks a check beyond the reference Reconciler: it runs
+	// only when $EXERCISE selects this name (see the Exercise function).
+	Exercise string `json:"exercise,omitempty"`
+}
+
+// WriteChecks writes a suite's check table as JSON to the file named by
+// $KIT_CHECKS_OUT, and does nothing when that is unset. Suites call it first
+// thing in TestMain, so `make check` knows every check even when the
+// controller then fails to build.
+func WriteChecks(checks []Check) error {
+	path := os.Getenv(ChecksOutEnv)
+	if path == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(checks, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the check table: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("writing the check table for %s: %w", ChecksOutEnv, err)
+	}
+	return nil
+}
+
+// Exercise skips the test unless $EXERCISE names exercise (alone or in a comma
+// separated list). Checks of exercises that go beyond the reference Reconciler
+// call it first, so they fail only for a learner who asked for them.
+func Exercise(t testing.TB, exercise string) {
+	t.Helper()
+	for _, selected := range splitList(os.Getenv(ExerciseEnv)) {
+		if selected == exercise {
+			return
+		}
+	}
+	t.Skipf("exercise check: run it with EXERCISE=%s (e.g. make check EXERCISE=%s)", exercise, exercise)
+}
+
+// File returns the path to read for the file at path: its replacement when the
+// overlay named by $KIT_E2E_OVERLAY replaces it (a reference solution's RBAC
+// or CRD), else path itself. path must be absolute, as overlay keys are.
+func File(t testing.TB, path string) string {
+	t.Helper()
+	overlay, err := readOverlay()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replacement, ok := overlay[path]; ok {
+		return replacement
+	}
+	return path
+}
+
+// readOverlay reads the Replace map of the overlay file named by OverlayEnv;
+// it is empty when the variable is unset.
+func readOverlay() (map[string]string, error) {
+	path := os.Getenv(OverlayEnv)
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the overlay named by %s: %w", OverlayEnv, err)
+	}
+	var overlay struct{ Replace map[string]string }
+	if err := json.Unmarshal(data, &overlay); err != nil {
+		return nil, fmt.Errorf("%s=%s is not a go build overlay file: %w", OverlayEnv, path, err)
+	}
+	return overlay.Replace, nil
+}
+
+// splitList splits a comma-separated list, dropping empty entries.
+func splitList(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' })
+}

@@ -1,0 +1,46 @@
+//go:build e2e
+
+package e2e
+
+import "github.com/controller-kit/controller-kit/hack/kittest"
+
+// lesson is the lesson these checks send a learner back to.
+const lesson = "docs/lessons/01-workqueue.md"
+
+// checks describes each test of this suite for `make check LESSON=1`: the
+// behaviour in plain words, a hint for a Reconciler that fails it, and the
+// lesson section to reread. StubFails marks what StubReconciler lacks;
+// `make test-checks` fails when the stub's failures differ from these marks.
+var checks = []kittest.Check{
+	{
+		Test:      "TestPodsGetAPhaseLabelThatFollowsThemToRunning",
+		Behaviour: "every Pod gets the label controller-kit.dev/phase, kept equal to its phase, and an up-to-date Pod is not written again",
+		Hint:      `patch the label only when it differs from pod.Status.Phase; when it matches, log "Pod is up to date, no write" and return nil`,
+		Reread:    lesson + "#run-it",
+		StubFails: true,
+	},
+	{
+		Test:      "TestDeletedPodIsLoggedAsGoneWithoutErrorOrRetry",
+		Behaviour: "a deleted Pod is one log line, not an error or a retry",
+		Hint:      `when the lister returns NotFound, log "Pod is gone, nothing to do" with the pod's key and return nil`,
+		Reread:    lesson + "#run-it",
+	},
+	{
+		Test:      "TestNamespacedRoleIsEnoughToReconcileOneNamespace",
+		Behaviour: "with --namespace, a Role in that namespace is all the controller needs",
+		Hint:      "use only the lister and the verbs of config/rbac-namespaced/role.yaml (get, list, watch, patch on Pods)",
+		Reread:    lesson + "#what-each-flag-shows",
+	},
+	{
+		Test:      "TestShippedClusterRoleAllowsWatchingEveryNamespace",
+		Behaviour: "the shipped ClusterRole lets the controller watch Pods in every namespace",
+		Hint:      "keep config/rbac/role.yaml in step with what the controller lists and watches",
+		Reread:    lesson + "#tests",
+	},
+	{
+		Test:      "TestSIGTERMStopsTheControllerCleanly",
+		Behaviour: "SIGTERM stops the controller after its in-flight reconciles, with exit code 0",
+		Hint:      "Reconcile must return once its work is done and honour its context; do not block the workers",
+		Reread:    lesson + "#read-maingo-in-this-order",
+	},
+}
