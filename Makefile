@@ -109,6 +109,10 @@ generate: ## Regenerate code and manifests of every tier.
 verify: generate ## Fail if generated code or manifests are not what is committed.
 	@hack/verify-clean.sh
 
+.PHONY: verify-docs
+verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions.
+	@hack/check-reading-paths.sh
+
 .PHONY: vet
 vet: ## go vet every module of the workspace, e2e suites included.
 	@echo ">> go vet -tags e2e ($(TIERS) hack/kittest)"

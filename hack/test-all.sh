@@ -12,8 +12,9 @@ step() { kit_log "==== $*"; }
 
 step "1/6 pinned binaries (cold: ~10 min on 2 cores; warm: instant)"
 hack/build-bins.sh cluster codegen
-step "2/6 generated code is current (make verify)"
+step "2/6 generated code is current (make verify), docs name real upstream paths (make verify-docs)"
 make --no-print-directory verify
+make --no-print-directory verify-docs
 step "3/6 go vet"
 make --no-print-directory vet
 step "4/6 unit and envtest suites"
