@@ -106,17 +106,17 @@ func Exercise(t testing.TB, exercise string) {
 
 // File returns the path to read for the file at path: its replacement when the
 // overlay named by $KIT_E2E_OVERLAY replaces it (a reference solution's RBAC
-// or CRD), else path itself. path must be absolute, as overlay keys are.
-func File(t testing.TB, path string) string {
-	t.Helper()
+// or CRD), else path itself. path must be absolute, as overlay keys are. The
+// error says why the overlay file cannot be read.
+func File(path string) (string, error) {
 	overlay, err := readOverlay()
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	if replacement, ok := overlay[path]; ok {
-		return replacement
+		return replacement, nil
 	}
-	return path
+	return path, nil
 }
 
 // readOverlay reads the Replace map of the overlay file named by OverlayEnv;

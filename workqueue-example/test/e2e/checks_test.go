@@ -44,3 +44,15 @@ var checks = []kittest.Check{
 		Reread:    lesson + "#read-maingo-in-this-order",
 	},
 }
+
+// exerciseChecks describe the exercises beyond the reference Reconciler; each
+// runs only when EXERCISE names it.
+var exerciseChecks = []kittest.Check{
+	{
+		Test:      "TestExerciseConfigMapChangesReachASecondLoop",
+		Behaviour: `exercise configmaps: a second loop sees ConfigMaps come, change and go ("ConfigMap seen" configmap=... keys=N, then "ConfigMap is gone, nothing to do")`,
+		Hint:      "start a second NewController on factory.Core().V1().ConfigMaps().Informer() with a Reconciler that reads the lister; add configmaps get/list/watch to both RBAC roles",
+		Reread:    lesson + "#exercises",
+		Exercise:  "configmaps",
+	},
+}

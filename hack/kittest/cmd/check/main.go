@@ -111,11 +111,13 @@ func run(o options, w io.Writer) (int, error) {
 
 	env := append(os.Environ(),
 		"RECONCILER="+o.reconciler,
-		"EXERCISE="+o.exercise,
 		"KIT_E2E_TIMEOUT="+o.timeout,
 		"KIT_CHECKS_OUT="+filepath.Join(tmp, "checks.json"),
 	)
 	what := "Reconciler " + o.reconciler
+	if o.solution != "" && o.exercise == "" {
+		o.exercise = o.solution // a solution is checked with its exercise's checks
+	}
 	if o.solution != "" {
 		overlay, err := writeOverlay(root, lesson.doc, lesson.tier, o.solution, tmp)
 		if err != nil {
@@ -127,6 +129,7 @@ func run(o options, w io.Writer) (int, error) {
 	if o.exercise != "" {
 		what += ", exercise " + o.exercise
 	}
+	env = append(env, "EXERCISE="+o.exercise)
 	fmt.Fprintf(w, "Checking lesson %s (%s) with %s; each wait gives up after %s.\n", o.lesson, lesson.tier, what, o.timeout)
 
 	start := time.Now()

@@ -1,0 +1,339 @@
+// Command sample-controller runs the Foo controller of lesson 2: for every Foo it
+// keeps an owned Deployment at the Foo's replica count and reports the
+// Deployment's available replicas in the Foo's status.
+//
+// This file is the wiring: flags, clients, the missing-CRD check, informers,
+// events, leader election and signal handling. The loop is in pkg/controller.
+// Compare with k8s.io/sample-controller/main.go.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/controller-kit/controller-kit/sample-controller/pkg/controller"
+	"github.com/controller-kit/controller-kit/sample-controller/pkg/generated/clientset/versioned"
+	fooinformers "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/informers/externalversions"
+	foolisters "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/listers/samplecontroller/v1alpha1"
+)
+
+// crdInstallHint is how to install the Foo CRD, printed when it is missing.
+const crdInstallHint = "run `make run-sample` from the repository root, or: kubectl apply --server-side -f sample-controller/config/crd/samplecontroller.k8s.io_foos.yaml"
+
+// reconcilerDeps is what a Reconciler may use: clients for writes, listers for
+// reads from the informers' caches, and the event recorder.
+type reconcilerDeps struct {
+	kubeClient  kubernetes.Interface
+	fooClient   versioned.Interface
+	foos        foolisters.FooLister
+	deployments appslisters.DeploymentLister
+	services    corelisters.ServiceLister
+	recorder    record.EventRecorder
+}
+
+// reconcilers maps each --reconciler value to the Reconciler it runs. To try
+// your own, add an entry here.
+var reconcilers = map[string]func(reconcilerDeps) controller.Reconciler{
+	"reference": func(d reconcilerDeps) controller.Reconciler {
+		return &controller.Reference{
+			KubeClient:  d.kubeClient,
+			FooClient:   d.fooClient,
+			Foos:        d.foos,
+			Deployments: d.deployments,
+			Recorder:    d.recorder,
+		}
+	},
+	"stub": func(d reconcilerDeps) controller.Reconciler {
+		return &controller.Stub{Foos: d.foos, Deployments: d.deployments}
+	},
+	// Lesson 2's Service exercise (docs/solutions/02-sample-controller/service).
+	"solution-service": func(d reconcilerDeps) controller.Reconciler {
+		return &controller.WithService{
+			Reference: &controller.Reference{
+				KubeClient:  d.kubeClient,
+				FooClient:   d.fooClient,
+				Foos:        d.foos,
+				Deployments: d.deployments,
+				Recorder:    d.recorder,
+			},
+			Services: d.services,
+		}
+	},
+}
+
+// options are the command-line flags.
+type options struct {
+	kubeconfig    string
+	namespace     string
+	workers       int
+	qps           float64
+	burst         int
+	resync        time.Duration
+	reconciler    string
+	leaderElect   bool
+	leaseNS       string
+	leaseName     string
+	leaseDuration time.Duration
+	renewDeadline time.Duration
+	retryPeriod   time.Duration
+}
+
+func main() {
+	klog.InitFlags(nil)
+	var o options
+	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Empty: $KUBECONFIG, ~/.kube/config, then the in-cluster config.")
+	flag.StringVar(&o.namespace, "namespace", metav1.NamespaceAll, "Only watch Foos and Deployments in this namespace. Empty: all namespaces.")
+	flag.IntVar(&o.workers, "workers", 16, "How many Foos are reconciled in parallel (each mostly waits on the API server, so more than the CPU count helps).")
+	flag.Float64Var(&o.qps, "kube-api-qps", 200, "Sustained API requests per second this client allows itself (client-go's default of 5 makes a 1000-Foo burst take minutes).")
+	flag.IntVar(&o.burst, "kube-api-burst", 400, "API requests allowed in a burst above --kube-api-qps.")
+	flag.DurationVar(&o.resync, "resync", 0, "How often informers redeliver every cached object (0: never; events alone drive the loop).")
+	flag.StringVar(&o.reconciler, "reconciler", "reference", "Which Reconciler runs: reference (the kit's) or stub (logs only, your starting point); see reconcilers.")
+	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Take a Lease before reconciling, so only one of several replicas is active.")
+	flag.StringVar(&o.leaseNS, "leader-elect-namespace", "", "Namespace of the leader-election Lease. Empty: $POD_NAMESPACE, else default.")
+	flag.StringVar(&o.leaseName, "leader-elect-name", controller.Name, "Name of the leader-election Lease.")
+	flag.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long other replicas wait after the leader's last renewal before taking over.")
+	flag.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps retrying a renewal before it gives up leadership (and exits).")
+	flag.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to take or renew the Lease.")
+	flag.Parse()
+
+	// The first SIGINT/SIGTERM cancels ctx and starts a graceful shutdown; a
+	// second one kills the process at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+
+	if err := run(ctx, o); err != nil {
+		klog.ErrorS(err, "sample-controller failed")
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	}
+	klog.Flush()
+}
+
+// run starts the controller and returns when ctx is cancelled (nil) or when it
+// cannot start or loses leadership (an error, so the process exits non-zero).
+func run(ctx context.Context, o options) error {
+	if _, ok := reconcilers[o.reconciler]; !ok {
+		return fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(slices.Sorted(maps.Keys(reconcilers)), ", "))
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
+		&clientcmd.ConfigOverrides{},
+	).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	cfg.QPS = float32(o.qps)
+	cfg.Burst = o.burst
+	rest.AddUserAgent(cfg, controller.Name)
+
+	kubeClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating the Kubernetes client: %w", err)
+	}
+	fooClient, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating the Foo client: %w", err)
+	}
+
+	if err := checkFooCRD(ctx, kubeClient); err != nil {
+		return err
+	}
+
+	// Events: the recorder sends them to the API server and also logs them.
+	// Registering Foo in client-go's scheme lets the recorder name Foos.
+	if err := samplev1alpha1.AddToScheme(scheme.Scheme); err != nil {
+		return fmt.Errorf("registering Foo in the client scheme: %w", err)
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartStructuredLogging(0)
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controller.Name})
+
+	reconcile := func(ctx context.Context) error {
+		return runController(ctx, o, kubeClient, fooClient, recorder)
+	}
+	if !o.leaderElect {
+		return reconcile(ctx)
+	}
+	return runWithLeaderElection(ctx, o, kubeClient, reconcile)
+}
+
+// checkFooCRD fails fast, naming the fix, when the API server does not serve
+// Foos. Without this check the Foo informer would retry its list forever and
+// the controller would sit silently waiting for its cache to sync. It gives up
+// after 30 s when the API server does not answer.
+func checkFooCRD(ctx context.Context, kubeClient kubernetes.Interface) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	gv := samplev1alpha1.SchemeGroupVersion.String()
+	resources, err := kubeClient.Discovery().ServerResourcesForGroupVersionWithContext(ctx, gv)
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("the Foo CRD (foos.%s) is not installed on this cluster; %s", samplev1alpha1.SchemeGroupVersion.Group, crdInstallHint)
+	}
+	if err != nil {
+		return fmt.Errorf("asking the API server whether it serves %s: %w", gv, err)
+	}
+	for _, r := range resources.APIResources {
+		if r.Name == "foos" {
+			return nil
+		}
+	}
+	return fmt.Errorf("the API server serves %s but not foos; %s", gv, crdInstallHint)
+}
+
+// runController starts the informers and the Controller with the chosen
+// Reconciler, and blocks until ctx is cancelled.
+func runController(ctx context.Context, o options, kubeClient kubernetes.Interface, fooClient versioned.Interface, recorder record.EventRecorder) error {
+	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, o.resync, kubeinformers.WithNamespace(o.namespace))
+	fooFactory := fooinformers.NewSharedInformerFactoryWithOptions(fooClient, o.resync, fooinformers.WithNamespace(o.namespace))
+	deployments := kubeFactory.Apps().V1().Deployments()
+	foos := fooFactory.Samplecontroller().V1alpha1().Foos()
+	services := kubeFactory.Core().V1().Services()
+
+	r := reconcilers[o.reconciler](reconcilerDeps{
+		kubeClient:  kubeClient,
+		fooClient:   fooClient,
+		foos:        foos.Lister(),
+		deployments: deployments.Lister(),
+		services:    services.Lister(),
+		recorder:    recorder,
+	})
+
+	c, err := controller.New(ctx, foos, deployments, r)
+	if err != nil {
+		return err
+	}
+	// Start only after New has registered the event handlers; the factories
+	// start every informer that was asked for (here: Deployments and Foos).
+	kubeFactory.Start(ctx.Done())
+	fooFactory.Start(ctx.Done())
+	defer kubeFactory.Shutdown()
+	defer fooFactory.Shutdown()
+	// The Controller waits for the caches it has handlers on; the Service cache
+	// is read by the Reconciler only, so wait for it here, or a first reconcile
+	// could miss a Service that exists.
+	for informer, synced := range kubeFactory.WaitForCacheSync(ctx.Done()) {
+		if !synced {
+			return fmt.Errorf("the cache of %v did not sync before shutdown", informer)
+		}
+	}
+
+	klog.FromContext(ctx).Info("Starting controller", "reconciler", o.reconciler, "workers", o.workers, "namespace", o.namespace, "qps", o.qps, "burst", o.burst)
+	return c.Run(ctx, o.workers)
+}
+
+// errLostLeadership is returned when another replica took the Lease while this
+// one was still running: it must stop at once and let the process restart.
+var errLostLeadership = errors.New("lost leadership: another replica holds the Lease now; exiting so this one restarts as a follower")
+
+// runWithLeaderElection runs reconcile only while this process holds the
+// Lease. It returns nil after a graceful shutdown (the Lease is released so a
+// follower takes over at once) and errLostLeadership if the Lease was lost.
+func runWithLeaderElection(ctx context.Context, o options, kubeClient kubernetes.Interface, reconcile func(context.Context) error) error {
+	logger := klog.FromContext(ctx)
+	hostname, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("reading the hostname for the leader-election identity: %w", err)
+	}
+	// The suffix keeps two replicas on one host (or a restarted pod) distinct.
+	identity := hostname + "_" + string(uuid.NewUUID())
+	namespace := o.leaseNS
+	if namespace == "" {
+		namespace = os.Getenv("POD_NAMESPACE")
+	}
+	if namespace == "" {
+		namespace = metav1.NamespaceDefault
+	}
+
+	var leading atomic.Bool
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: namespace, Name: o.leaseName},
+		Client:     kubeClient.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
+	}
+
+	// Leader election gets a context of its own, cancelled only once the
+	// workers have stopped: releasing the Lease earlier would let a follower
+	// start while this replica still finishes its last Foos.
+	electionCtx, stopElection := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopElection()
+	// A signal while still waiting for the Lease ends the wait.
+	context.AfterFunc(ctx, func() {
+		if !leading.Load() {
+			stopElection()
+		}
+	})
+
+	var runErr error
+	lost := false
+	leaderelection.RunOrDie(electionCtx, leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		Name:            o.leaseName,
+		LeaseDuration:   o.leaseDuration,
+		RenewDeadline:   o.renewDeadline,
+		RetryPeriod:     o.retryPeriod,
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			// leadCtx is cancelled when the Lease cannot be renewed in time.
+			OnStartedLeading: func(leadCtx context.Context) {
+				leading.Store(true)
+				logger.Info("Became the leader; starting to reconcile", "identity", identity, "lease", klog.KRef(namespace, o.leaseName))
+				runCtx, cancel := context.WithCancel(leadCtx)
+				defer cancel()
+				context.AfterFunc(ctx, cancel)
+				runErr = reconcile(runCtx)
+				stopElection()
+			},
+			OnStoppedLeading: func() {
+				// Every planned stop cancels electionCtx first; if it is still
+				// live, the Lease was taken from us.
+				if electionCtx.Err() == nil {
+					lost = true
+					return
+				}
+				logger.Info("Stopped leading; the Lease is released", "identity", identity)
+			},
+			OnNewLeader: func(current string) {
+				if current != identity {
+					logger.Info("Another replica is the leader; waiting", "leader", current)
+				}
+			},
+		},
+	})
+	if lost {
+		// Do not wait for the workers: a new leader may already be writing.
+		return errLostLeadership
+	}
+	return runErr
+}

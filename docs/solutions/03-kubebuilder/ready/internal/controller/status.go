@@ -1,0 +1,149 @@
+/*
+Copyright 2026 The controller-kit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
+)
+
+// setObserved fills the Guestbook's status from its Deployments: the replica
+// counts per component and the three conditions. meta.SetStatusCondition moves a
+// condition's lastTransitionTime only when its status flips, so an unchanged
+// world yields an unchanged status and no write.
+func setObserved(gb *webappv1.Guestbook, deployments map[string]*appsv1.Deployment) {
+	gb.Status.RedisLeader = componentStatus(deployments["redis-leader"])
+	gb.Status.RedisFollower = componentStatus(deployments["redis-follower"])
+	gb.Status.Frontend = componentStatus(deployments["frontend"])
+
+	var unavailable, rolling []string
+	var available, wanted int32
+	for _, name := range []string{"redis-leader", "redis-follower", "frontend"} {
+		d := deployments[name]
+		desired := ptr.Deref(d.Spec.Replicas, 1)
+		available, wanted = available+d.Status.AvailableReplicas, wanted+desired
+		if d.Status.AvailableReplicas < desired {
+			unavailable = append(unavailable, name+" "+replicasText(d.Status.AvailableReplicas, desired)+" available")
+		}
+		if rollingOut(d) {
+			rolling = append(rolling, name)
+		}
+	}
+	gb.Status.Ready = replicasText(available, wanted)
+
+	if len(unavailable) == 0 {
+		setCondition(gb, webappv1.ConditionAvailable, metav1.ConditionTrue, "AllComponentsAvailable", "every component has all its replicas available")
+	} else {
+		setCondition(gb, webappv1.ConditionAvailable, metav1.ConditionFalse, "ComponentsUnavailable", strings.Join(unavailable, ", "))
+	}
+	if len(rolling) == 0 {
+		setCondition(gb, webappv1.ConditionProgressing, metav1.ConditionFalse, "RolloutComplete", "every component runs its current spec")
+	} else {
+		setCondition(gb, webappv1.ConditionProgressing, metav1.ConditionTrue, "RollingOut", "rolling out: "+strings.Join(rolling, ", "))
+	}
+	setCondition(gb, webappv1.ConditionDegraded, metav1.ConditionFalse, "AsExpected", "the operator can bring the Guestbook to its spec")
+}
+
+// setBlocked records that the Reconciler cannot bring the Guestbook to its spec,
+// for reason (a CamelCase word) and message.
+func setBlocked(gb *webappv1.Guestbook, reason, message string) {
+	setCondition(gb, webappv1.ConditionDegraded, metav1.ConditionTrue, reason, message)
+	setCondition(gb, webappv1.ConditionAvailable, metav1.ConditionFalse, reason, "see the Degraded condition")
+	setCondition(gb, webappv1.ConditionProgressing, metav1.ConditionFalse, reason, "see the Degraded condition")
+}
+
+func setCondition(gb *webappv1.Guestbook, conditionType string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&gb.Status.Conditions, metav1.Condition{
+		Type:               conditionType,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: gb.Generation,
+	})
+}
+
+// componentStatus is what a Deployment says about its replicas.
+func componentStatus(d *appsv1.Deployment) webappv1.ComponentStatus {
+	return webappv1.ComponentStatus{
+		Replicas:          ptr.Deref(d.Spec.Replicas, 1),
+		AvailableReplicas: d.Status.AvailableReplicas,
+	}
+}
+
+// rollingOut reports whether a Deployment has not yet finished applying its
+// current spec (the same test `kubectl rollout status` makes).
+func rollingOut(d *appsv1.Deployment) bool {
+	desired := ptr.Deref(d.Spec.Replicas, 1)
+	return d.Status.ObservedGeneration < d.Generation ||
+		d.Status.UpdatedReplicas < desired ||
+		d.Status.Replicas > d.Status.UpdatedReplicas ||
+		d.Status.AvailableReplicas < d.Status.UpdatedReplicas
+}
+
+// updateStatus writes the Guestbook's status through the status subresource if
+// it differs from old, then records an event for each condition that flipped.
+func (r *GuestbookReconciler) updateStatus(ctx context.Context, gb *webappv1.Guestbook, old *webappv1.GuestbookStatus) error {
+	if equality.Semantic.DeepEqual(old, &gb.Status) {
+		return nil
+	}
+	if err := r.Status().Update(ctx, gb); err != nil {
+		return ignoreConflictErr(ctx, fmt.Errorf("updating status: %w", err))
+	}
+	r.recordTransitions(gb, old.Conditions)
+	return nil
+}
+
+// recordTransitions records one event per real transition: Degraded turning True
+// (a Warning naming the reason) or back to False, and Available turning True or
+// False while the Guestbook is not degraded (Degraded already said why).
+func (r *GuestbookReconciler) recordTransitions(gb *webappv1.Guestbook, old []metav1.Condition) {
+	flipped := func(t string) (now *metav1.Condition, wasSet bool) {
+		now = meta.FindStatusCondition(gb.Status.Conditions, t)
+		before := meta.FindStatusCondition(old, t)
+		if now == nil || (before != nil && before.Status == now.Status) {
+			return nil, false
+		}
+		return now, before != nil
+	}
+	degraded := meta.IsStatusConditionTrue(gb.Status.Conditions, webappv1.ConditionDegraded)
+	if c, wasSet := flipped(webappv1.ConditionDegraded); c != nil {
+		switch {
+		case degraded:
+			r.Recorder.Eventf(gb, nil, corev1.EventTypeWarning, c.Reason, "Reconcile", "%s", c.Message)
+		case wasSet:
+			r.Recorder.Eventf(gb, nil, corev1.EventTypeNormal, "Recovered", "Reconcile", "the Guestbook is no longer degraded")
+		}
+	}
+	if c, wasSet := flipped(webappv1.ConditionAvailable); c != nil && !degraded {
+		switch {
+		case c.Status == metav1.ConditionTrue:
+			r.Recorder.Eventf(gb, nil, corev1.EventTypeNormal, "Available", "Reconcile", "every component is available")
+		case wasSet:
+			r.Recorder.Eventf(gb, nil, corev1.EventTypeWarning, "Unavailable", "Reconcile", "%s", c.Message)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+//go:build e2e
+
+package e2e
+
+import "github.com/controller-kit/controller-kit/hack/kittest"
+
+// lesson is the lesson these checks send a learner back to.
+const lesson = "docs/lessons/02-sample-controller.md"
+
+// checks describes each test of this suite for `make check LESSON=2`: the
+// behaviour in plain words, a hint for a Reconciler that fails it, and the
+// lesson section to reread. StubFails marks what controller.Stub lacks;
+// `make test-checks` fails when the stub's failures differ from these marks.
+var checks = []kittest.Check{
+	{
+		Test:      "TestFooCreatesOwnedDeploymentAndReportsAvailableReplicas",
+		Behaviour: "a new Foo gets a Deployment it controls (owner reference), its Pods run, and the Foo reports them",
+		Hint:      "when the Deployment is missing, create it with metav1.NewControllerRef(foo, ...) and record a Normal DeploymentCreated event",
+		Reread:    lesson + "#5-the-reconciler-step-by-step",
+		StubFails: true,
+	},
+	{
+		Test:      "TestScalingFooScalesDeployment",
+		Behaviour: "changing a Foo's spec.replicas scales its Deployment",
+		Hint:      "compare the Deployment's spec.replicas with the Foo's and Update a DeepCopy when they differ",
+		Reread:    lesson + "#5-the-reconciler-step-by-step",
+		StubFails: true,
+	},
+	{
+		Test:      "TestKubectlScaleOnDeploymentIsReverted",
+		Behaviour: "scaling the Deployment by hand is undone: the Foo's replicas win",
+		Hint:      "the Deployment's events already reach its Foo's key: compare replicas again, Update a DeepCopy and record Normal DeploymentScaled",
+		Reread:    lesson + "#5-the-reconciler-step-by-step",
+		StubFails: true,
+	},
+	{
+		Test:      "TestForeignDeploymentIsLeftUntouched",
+		Behaviour: "a Deployment of the same name that this Foo does not control is never changed or adopted",
+		Hint:      "if metav1.IsControlledBy(deployment, foo) is false, record Warning ErrResourceExists naming it and return an error",
+		Reread:    lesson + "#6-owner-references-and-garbage-collection",
+		StubFails: true,
+	},
+	{
+		Test:      "TestDeletingFooGarbageCollectsDeployment",
+		Behaviour: "deleting a Foo deletes its Deployment (by the garbage collector), and the controller logs it once without error",
+		Hint:      `set blockOwnerDeletion in the owner reference; on NotFound from the Foo lister log "Foo deleted" and return nil`,
+		Reread:    lesson + "#6-owner-references-and-garbage-collection",
+		StubFails: true,
+	},
+	{
+		Test:      "TestInvalidFooIsRejectedByTheAPINamingTheField",
+		Behaviour: "the API server rejects an invalid Foo with an error naming the field",
+		Hint:      "this is the CRD's schema (config/crd), not the Reconciler: regenerate it with make generate if you changed the types",
+		Reread:    lesson + "#2-the-foo-api-and-its-crd",
+	},
+	{
+		Test:      "TestFooStatusIsWrittenThroughStatusSubresource",
+		Behaviour: "the Foo's status is written through the status subresource, and never its spec",
+		Hint:      `write status with UpdateStatus and FieldManager "sample-controller", on a DeepCopy of the Foo`,
+		Reread:    lesson + "#5-the-reconciler-step-by-step",
+		StubFails: true,
+	},
+	{
+		Test:      "TestMissingCRDFailsFastNamingTheFix",
+		Behaviour: "without the Foo CRD the controller exits at once, saying how to install it",
+		Hint:      "this is main.go's discovery check, before any informer starts; keep it",
+		Reread:    lesson + "#10-when-the-crd-is-missing",
+	},
+	{
+		Test:      "TestRestartedControllerWritesNothingWhenUpToDate",
+		Behaviour: "a restarted controller with nothing to change sends no write and records no event",
+		Hint:      "write the Deployment or the status only when they differ from what you want, and record events only on real changes",
+		Reread:    lesson + "#5-the-reconciler-step-by-step",
+		StubFails: true,
+	},
+	{
+		Test:      "TestLeaderElectionFollowerTakesOverWhenLeaderIsKilled",
+		Behaviour: "with --leader-elect one replica leads; when it dies, the other takes over",
+		Hint:      "leader election is plumbing in main.go; a Reconciler that blocks can still delay a handover",
+		Reread:    lesson + "#8-leader-election",
+	},
+	{
+		Test:      "TestLeaderExitsNonZeroWhenLeaseIsLost",
+		Behaviour: "a leader that loses its Lease exits non-zero instead of reconciling beside the new leader",
+		Hint:      "leader election is plumbing in main.go; keep OnStoppedLeading exiting",
+		Reread:    lesson + "#8-leader-election",
+	},
+	{
+		Test:      "TestGracefulShutdownReleasesLease",
+		Behaviour: "SIGTERM releases the Lease, so the next replica takes over at once",
+		Hint:      "Reconcile must return when its work is done so the shutdown can finish and release the Lease",
+		Reread:    lesson + "#8-leader-election",
+	},
+}
+
+// exerciseChecks describe the exercises beyond the reference Reconciler; each
+// runs only when EXERCISE names it.
+var exerciseChecks = []kittest.Check{
+	{
+		Test:      "TestExerciseEachFooGetsAServiceForItsPods",
+		Behaviour: "exercise service: each Foo also gets a Service, owned by the Foo, selecting its Deployment's Pods",
+		Hint:      "read Services from a Service lister, create a missing one with a controller reference, and add services to config/rbac/role.yaml",
+		Reread:    lesson + "#13-exercises",
+		Exercise:  "service",
+	},
+}
