@@ -62,7 +62,7 @@ var (
 	// deadline bounds every poll: generous for a loaded 2-core machine, and only
 	// reached by a test that is failing anyway. `make check` shortens it through
 	// $KIT_E2E_TIMEOUT.
-	deadline = kittest.Deadline(120 * time.Second)
+	deadline   = kittest.Deadline(120 * time.Second)
 	projectDir string
 	managerBin string
 	scheme     = runtime.NewScheme()
