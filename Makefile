@@ -85,18 +85,20 @@ run-guestbook: ensure-cluster ## Lesson 3: install the Guestbook CRD, apply a sa
 # make check knobs: the LESSON to check, the RECONCILER to check it with (stub,
 # reference, or a name you registered in the tier), an EXERCISE beyond the
 # reference to check too, a reference SOLUTION (docs/solutions/) to build with,
-# and how long each wait may take (CHECK_TIMEOUT).
+# RUN to run only the checks whose test names match (go test -run), and how long
+# each wait may take (CHECK_TIMEOUT).
 LESSON ?=
 RECONCILER ?= reference
 EXERCISE ?=
 SOLUTION ?=
+RUN ?=
 CHECK_TIMEOUT ?= 30s
 CHECK := go run ./hack/kittest/cmd/check -timeout $(CHECK_TIMEOUT)
 
 .PHONY: check
 check: ensure-cluster ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCILER=stub|reference|<yours>.
 	@case "$(LESSON)" in 1|2|3) ;; *) echo "make check: set LESSON=1, 2 or 3, e.g. make check LESSON=2 RECONCILER=stub" >&2; exit 2 ;; esac
-	@$(CHECK) -lesson $(LESSON) -reconciler $(RECONCILER) -exercise "$(EXERCISE)" -solution "$(SOLUTION)"
+	@$(CHECK) -lesson $(LESSON) -reconciler $(RECONCILER) -exercise "$(EXERCISE)" -solution "$(SOLUTION)" -run "$(RUN)"
 
 ##@ Development
 

@@ -67,7 +67,7 @@ type result struct {
 }
 
 type options struct {
-	root, lesson, reconciler, exercise, solution, timeout string
+	root, lesson, reconciler, exercise, solution, timeout, run string
 	expectStub, verbose                                   bool
 }
 
@@ -79,6 +79,7 @@ func main() {
 	flag.StringVar(&o.exercise, "exercise", "", "also run the checks of this exercise beyond the reference (see the lesson's Exercises)")
 	flag.StringVar(&o.solution, "solution", "", "build the tier with the reference solution docs/solutions/<lesson>/<name>/ laid over it")
 	flag.StringVar(&o.timeout, "timeout", "30s", "how long each wait of a check may take (the suites' own default is 90-120 s)")
+	flag.StringVar(&o.run, "run", "", "run only the checks whose test names match this regular expression (go test -run)")
 	flag.BoolVar(&o.expectStub, "expect-stub", false, "for make test-checks: succeed only when exactly the checks marked StubFails fail")
 	flag.BoolVar(&o.verbose, "v", false, "print the full output of failed checks")
 	flag.Parse()
@@ -133,7 +134,11 @@ func run(o options, w io.Writer) (int, error) {
 	fmt.Fprintf(w, "Checking lesson %s (%s) with %s; each wait gives up after %s.\n", o.lesson, lesson.tier, what, o.timeout)
 
 	start := time.Now()
-	cmd := exec.Command("go", "test", "-tags", "e2e", "-count=1", "-json", "-timeout", "30m", "./test/e2e/...")
+	args := []string{"test", "-tags", "e2e", "-count=1", "-json", "-timeout", "30m"}
+	if o.run != "" {
+		args = append(args, "-run", o.run)
+	}
+	cmd := exec.Command("go", append(args, "./test/e2e/...")...)
 	cmd.Dir, cmd.Env = tierDir, env
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
@@ -224,7 +229,10 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 			} else {
 				fmt.Fprintf(w, "skip  %s\n", c.Behaviour)
 			}
-		default:
+		case "":
+			if o.run != "" {
+				continue // not selected by -run
+			}
 			failed++
 			fmt.Fprintf(w, "FAIL  %s (did not run to the end)\n      reread: %s\n", c.Behaviour, c.Reread)
 		}
