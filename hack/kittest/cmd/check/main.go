@@ -236,7 +236,9 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 			failed++
 			fmt.Fprintf(w, "FAIL  %s (did not run to the end)\n      reread: %s\n", c.Behaviour, c.Reread)
 		}
-		if o.expectStub && c.Exercise == "" && (status == "fail") != c.StubFails {
+		if o.expectStub && status == "" {
+			problems = append(problems, fmt.Sprintf("%s: no such test ran (is the table entry's name right?)", c.Test))
+		} else if o.expectStub && c.Exercise == "" && (status == "fail") != c.StubFails {
 			want := "pass"
 			if c.StubFails {
 				want = "fail"
