@@ -1,0 +1,108 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSlugMatchesGitHubAnchors(t *testing.T) {
+	for heading, want := range map[string]string{
+		"Run it":                     "run-it",
+		"Read main.go in this order": "read-maingo-in-this-order",
+		"5. For and Owns: which events reach the Reconciler": "5-for-and-owns-which-events-reach-the-reconciler",
+		"13. Exercises": "13-exercises",
+		"Where the same pieces live in kubernetes/kubernetes v1.37.2": "where-the-same-pieces-live-in-kuberneteskubernetes-v1372",
+	} {
+		if got := slug(heading); got != want {
+			t.Errorf("slug(%q) = %q, want %q", heading, got, want)
+		}
+	}
+}
+
+func TestSectionExistsRejectsAMissingAnchorOrFile(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "lesson.md"), []byte("# Title\n\n## 1. Run it\n\ntext\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := sectionExists(root, "lesson.md#1-run-it"); err != nil {
+		t.Errorf("an existing section was refused: %v", err)
+	}
+	if err := sectionExists(root, "lesson.md#2-run-it"); err == nil {
+		t.Error("a missing anchor was accepted")
+	}
+	if err := sectionExists(root, "other.md#1-run-it"); err == nil {
+		t.Error("a missing file was accepted")
+	}
+}
+
+// results builds what readEvents returns, from test name to action.
+func results(actions map[string]string) map[string]*result {
+	out := map[string]*result{}
+	for name, action := range actions {
+		out[name] = &result{action: action, output: []string{"    x_test.go:12: timed out waiting for " + name}}
+	}
+	return out
+}
+
+func TestReportExpectStubHoldsTheTableToTheRun(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "l.md"), []byte("## A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checks := []check{
+		{Test: "TestMissing", Behaviour: "missing", Reread: "l.md#a", StubFails: true},
+		{Test: "TestPresent", Behaviour: "present", Reread: "l.md#a"},
+		{Test: "TestExtra", Behaviour: "exercise", Reread: "l.md#a", Exercise: "extra"},
+	}
+	for _, tc := range []struct {
+		name     string
+		actions  map[string]string
+		wantCode int
+		wantText string
+	}{
+		{"as expected", map[string]string{"TestMissing": "fail", "TestPresent": "pass", "TestExtra": "skip"}, 0, "exactly the checks"},
+		{"a check that cannot fail", map[string]string{"TestMissing": "pass", "TestPresent": "pass", "TestExtra": "skip"}, 1, "should fail"},
+		{"an unexpected failure", map[string]string{"TestMissing": "fail", "TestPresent": "fail", "TestExtra": "skip"}, 1, "should pass"},
+		{"a test without a table entry", map[string]string{"TestMissing": "fail", "TestPresent": "pass", "TestExtra": "skip", "TestNew": "pass"}, 1, "TestNew (pass) has no entry"},
+		{"a table entry without a test", map[string]string{"TestMissing": "fail", "TestExtra": "skip"}, 1, "TestPresent: no such test ran"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			code := report(&out, root, checks, results(tc.actions), options{expectStub: true})
+			if code != tc.wantCode || !strings.Contains(out.String(), tc.wantText) {
+				t.Errorf("exit code %d, want %d; output does not contain %q?\n%s", code, tc.wantCode, tc.wantText, out.String())
+			}
+		})
+	}
+}
+
+func TestReportPrintsHintAndSectionForAFailure(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "l.md"), []byte("## A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checks := []check{{Test: "TestX", Behaviour: "x happens", Hint: "do x", Reread: "l.md#a"}}
+	var out strings.Builder
+	code := report(&out, root, checks, results(map[string]string{"TestX": "fail"}), options{})
+	for _, want := range []string{"FAIL  x happens", "hint:   do x", "reread: l.md#a", "| x_test.go:12: timed out waiting for TestX", "0 of 1 checks pass"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+}
+
+func TestSubtestFailureIsNotReportedAgainOnItsParent(t *testing.T) {
+	got := outcome("TestParent", results(map[string]string{"TestParent": "fail", "TestParent/Child": "fail"}))
+	if got != "pass" {
+		t.Errorf("outcome of a parent failing only through its subtest = %q, want pass", got)
+	}
+	got = outcome("TestParent", results(map[string]string{"TestParent": "fail", "TestParent/Child": "pass"}))
+	if got != "fail" {
+		t.Errorf("outcome of a parent failing on its own = %q, want fail", got)
+	}
+}
