@@ -93,12 +93,15 @@ EXERCISE ?=
 SOLUTION ?=
 RUN ?=
 CHECK_TIMEOUT ?= 30s
-CHECK := go run ./hack/kittest/cmd/check -timeout $(CHECK_TIMEOUT)
+# The checker (hack/kittest/cmd/check), built here on each use (the Go build cache
+# makes that instant after the first time).
+CHECK := $(KIT_OUT)/check
 
 .PHONY: check
 check: ensure-cluster ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCILER=stub|reference|<yours>.
 	@case "$(LESSON)" in 1|2|3) ;; *) echo "make check: set LESSON=1, 2 or 3, e.g. make check LESSON=2 RECONCILER=stub" >&2; exit 2 ;; esac
-	@$(CHECK) -lesson $(LESSON) -reconciler $(RECONCILER) -exercise "$(EXERCISE)" -solution "$(SOLUTION)" -run "$(RUN)"
+	@mkdir -p "$(KIT_OUT)" && go build -o "$(CHECK)" ./hack/kittest/cmd/check
+	@"$(CHECK)" -timeout $(CHECK_TIMEOUT) -lesson $(LESSON) -reconciler $(RECONCILER) -exercise "$(EXERCISE)" -solution "$(SOLUTION)" -run "$(RUN)"
 
 ##@ Development
 
@@ -145,10 +148,10 @@ test-e2e: ## The e2e suites (cluster checks + every tier) against the cluster KU
 .PHONY: test-checks
 test-checks: ## The checks stay honest: each lesson's stub fails exactly the checks marked StubFails (lessons in parallel).
 	@hack/build-bins.sh kubectl
-	@go build -o "$(KIT_OUT)/check" ./hack/kittest/cmd/check
+	@mkdir -p "$(KIT_OUT)" && go build -o "$(CHECK)" ./hack/kittest/cmd/check
 	@echo ">> checks against the stub: lessons 1, 2 and 3 in parallel (logs: $(KIT_OUT)/check-stub-N.log)"
 	@pids=(); for l in 1 2 3; do \
-		"$(KIT_OUT)/check" -timeout 20s -lesson $$l -reconciler stub -expect-stub >"$(KIT_OUT)/check-stub-$$l.log" 2>&1 & pids+=($$!); \
+		"$(CHECK)" -timeout 20s -lesson $$l -reconciler stub -expect-stub >"$(KIT_OUT)/check-stub-$$l.log" 2>&1 & pids+=($$!); \
 	done; rc=0; for i in 0 1 2; do \
 		l=$$((i + 1)); if wait $${pids[$$i]}; then echo "lesson $$l: the stub fails exactly the expected checks"; \
 		else rc=1; echo "lesson $$l: FAILED"; cat "$(KIT_OUT)/check-stub-$$l.log"; fi; \

@@ -207,6 +207,10 @@ func readEvents(r io.Reader, w io.Writer) (map[string]*result, []string) {
 func report(w io.Writer, root string, checks []check, results map[string]*result, o options) int {
 	passed, failed, problems := 0, 0, []string{}
 	described := map[string]bool{}
+	if line := refusedReconciler(results, o.reconciler); line != "" {
+		fmt.Fprintf(w, "The controller does not know RECONCILER=%s; register it in the tier first (the lesson's \"Your own Reconciler\"). It said:\n  %s\n\n",
+			o.reconciler, line)
+	}
 	for _, c := range checks {
 		described[c.Test] = true
 		if err := sectionExists(root, c.Reread); err != nil {
@@ -268,6 +272,21 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 		return 1
 	}
 	return 0
+}
+
+// refusedReconciler returns a line of the tests' output (the controller's
+// log, printed when a test fails) in which the controller refused the
+// --reconciler flag, or "" when there is none.
+func refusedReconciler(results map[string]*result, reconciler string) string {
+	for _, name := range sortedKeys(results) {
+		for _, line := range results[name].output {
+			if strings.Contains(line, "--reconciler=") && strings.Contains(line, reconciler) &&
+				(strings.Contains(line, "must be") || strings.Contains(line, "want")) {
+				return strings.TrimSpace(line)
+			}
+		}
+	}
+	return ""
 }
 
 // outcome is a check's status. A test with subtests fails when any subtest

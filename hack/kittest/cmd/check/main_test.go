@@ -106,3 +106,16 @@ func TestSubtestFailureIsNotReportedAgainOnItsParent(t *testing.T) {
 		t.Errorf("outcome of a parent failing on its own = %q, want fail", got)
 	}
 }
+
+func TestUnknownReconcilerIsNamedFromTheControllerLog(t *testing.T) {
+	res := map[string]*result{"TestX": {action: "fail", output: []string{
+		"    x_test.go:12: timed out after 30s waiting for the workers to start",
+		`        E1129 main.go:70] "Controller failed" err="--reconciler=\"nope\": must be reference or stub"`,
+	}}}
+	if got := refusedReconciler(res, "nope"); !strings.Contains(got, `must be reference or stub`) {
+		t.Errorf("refusedReconciler = %q, want the controller's refusal", got)
+	}
+	if got := refusedReconciler(res, "mine"); got != "" {
+		t.Errorf("refusedReconciler for another name = %q, want none", got)
+	}
+}
