@@ -110,9 +110,8 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "FAIL: installing the CRD:", err, out)
 		return 1
 	}
-	if _, err := kittest.KubectlE("wait", "--for=condition=Established", "--timeout=60s",
-		"crd/guestbooks.webapp.controller-kit.dev"); err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL: the CRD is not established:", err)
+	if err := kittest.WaitForCRD("guestbooks.webapp.controller-kit.dev", "webapp.controller-kit.dev/v1", "Guestbook", 90*time.Second); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
 	}
 	return m.Run()

@@ -106,7 +106,7 @@ func clients(t *testing.T) (kubernetes.Interface, versioned.Interface) {
 				return
 			}
 		}
-		_, installErr = kittest.KubectlE("wait", "--for", "condition=Established", "--timeout=60s", "crd/foos.samplecontroller.k8s.io")
+		installErr = kittest.WaitForCRD("foos.samplecontroller.k8s.io", "samplecontroller.k8s.io/v1alpha1", "Foo", 90*time.Second)
 	})
 	if installErr != nil {
 		t.Fatalf("installing the CRD and RBAC: %v", installErr)
