@@ -23,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	kubeinformers "k8s.io/client-go/informers"
@@ -197,11 +198,26 @@ func checkFooCRD(ctx context.Context, kubeClient kubernetes.Interface) error {
 	return fmt.Errorf("the API server serves %s but not foos; %s", gv, crdInstallHint)
 }
 
+// stripManagedFields is the informers' transform: each object is cached without
+// metadata.managedFields, which this controller never reads and which are often
+// the biggest part of a small object, so the cache of 1000 Deployments takes
+// noticeably less memory. Writes are unaffected: an Update that omits
+// managedFields leaves the server's record of field owners as it was.
+// controller-runtime offers the same as cache.TransformStripManagedFields.
+func stripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
 // runController starts the informers and the Controller with the chosen
 // Reconciler, and blocks until ctx is cancelled.
 func runController(ctx context.Context, o options, kubeClient kubernetes.Interface, fooClient versioned.Interface, recorder record.EventRecorder) error {
-	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, o.resync, kubeinformers.WithNamespace(o.namespace))
-	fooFactory := fooinformers.NewSharedInformerFactoryWithOptions(fooClient, o.resync, fooinformers.WithNamespace(o.namespace))
+	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, o.resync,
+		kubeinformers.WithNamespace(o.namespace), kubeinformers.WithTransform(stripManagedFields))
+	fooFactory := fooinformers.NewSharedInformerFactoryWithOptions(fooClient, o.resync,
+		fooinformers.WithNamespace(o.namespace), fooinformers.WithTransform(stripManagedFields))
 	deployments := kubeFactory.Apps().V1().Deployments()
 	foos := fooFactory.Samplecontroller().V1alpha1().Foos()
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,11 +113,13 @@ type writeCounts struct {
 }
 
 // countWrites reads the bench cluster's audit log (hack/audit-policy.yaml logs one
-// Metadata line per write to the kit's objects) and counts the writes whose
-// response completed within [from, to) and whose user agent starts with
+// Metadata line per write to the kit's objects) and counts the writes that
+// arrived within [from, to) and whose user agent starts with
 // userAgentPrefix: the controller's own, not the control plane's (the scheduler
-// and controller-manager may still be recording events of the burst).
-func (c *cluster) countWrites(from, to time.Time, customGroup, userAgentPrefix string) (writeCounts, error) {
+// and controller-manager may still be recording events of the burst). Each
+// counted write is also listed on detail, when it is not nil, for a look at what
+// a controller wrote while nothing changed.
+func (c *cluster) countWrites(from, to time.Time, customGroup, userAgentPrefix string, detail io.Writer) (writeCounts, error) {
 	var counts writeCounts
 	f, err := os.Open(c.auditLog)
 	if err != nil {
@@ -127,12 +130,19 @@ func (c *cluster) countWrites(from, to time.Time, customGroup, userAgentPrefix s
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var e struct {
-			Stage     string    `json:"stage"`
-			UserAgent string    `json:"userAgent"`
-			Stamp     time.Time `json:"stageTimestamp"`
+			Stage     string `json:"stage"`
+			UserAgent string `json:"userAgent"`
+			// The time the request arrived: a write that made the last object
+			// converge arrived before the harness saw it converge, even when its
+			// response completed a moment after.
+			Stamp     time.Time `json:"requestReceivedTimestamp"`
+			Verb      string    `json:"verb"`
 			ObjectRef struct {
-				APIGroup string `json:"apiGroup"`
-				Resource string `json:"resource"`
+				APIGroup    string `json:"apiGroup"`
+				Resource    string `json:"resource"`
+				Subresource string `json:"subresource"`
+				Namespace   string `json:"namespace"`
+				Name        string `json:"name"`
 			} `json:"objectRef"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
@@ -141,6 +151,10 @@ func (c *cluster) countWrites(from, to time.Time, customGroup, userAgentPrefix s
 		if e.Stage != "ResponseComplete" || e.Stamp.Before(from) || !e.Stamp.Before(to) ||
 			!strings.HasPrefix(e.UserAgent, userAgentPrefix) {
 			continue
+		}
+		if detail != nil {
+			fmt.Fprintf(detail, "%s %s %s %s/%s %s/%s\n", e.Stamp.Format(time.RFC3339Nano), e.UserAgent, e.Verb,
+				e.ObjectRef.APIGroup, e.ObjectRef.Resource, e.ObjectRef.Namespace, e.ObjectRef.Name+subresource(e.ObjectRef.Subresource))
 		}
 		switch {
 		case e.ObjectRef.APIGroup == customGroup:
@@ -217,4 +231,12 @@ func (p *process) stop() {
 // waitCtx is a helper for scenario deadlines.
 func waitCtx(timeout time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), timeout)
+}
+
+// subresource formats an audit objectRef's subresource as a path suffix.
+func subresource(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "/" + s
 }

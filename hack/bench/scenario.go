@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -185,7 +186,12 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 	// The audit log is written asynchronously; give the last lines time to land.
 	time.Sleep(2 * time.Second)
 	// client-go's default user agent starts with the binary's name.
-	counts, err := c.countWrites(idleStart, idleEnd, s.gvr.Group, filepath.Base(s.bin)+"/")
+	detail, err := os.Create(filepath.Join(o.out, s.name+"-idle-writes.log"))
+	if err != nil {
+		return res, err
+	}
+	defer detail.Close()
+	counts, err := c.countWrites(idleStart, idleEnd, s.gvr.Group, filepath.Base(s.bin)+"/", detail)
 	if err != nil {
 		return res, err
 	}
