@@ -5,15 +5,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-if ! command -v docker >/dev/null 2>&1 || ! timeout 2 docker info >/dev/null 2>&1; then
-	cat >&2 <<MSG
-kind-up: no Docker engine is reachable here ('docker info' failed), and kind runs its
-nodes as Docker containers. Run 'make local-up' instead: it starts the kit's local
-cluster from real upstream binaries with no Docker, and every lesson works on it.
-MSG
-	exit 1
-fi
-
+"$KIT_ROOT/hack/require-docker.sh" "make kind-up (kind runs its nodes as Docker containers)"
 "$KIT_ROOT/hack/build-bins.sh" kind kubectl
 if "$KIT_BIN/kind" get clusters 2>/dev/null | grep -qx "$KIT_CLUSTER"; then
 	kit_log "kind cluster '$KIT_CLUSTER' already exists; refreshing its kubeconfig"

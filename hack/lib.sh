@@ -21,8 +21,13 @@ export KWOK_WORKDIR="$KIT_OUT/kwok"
 # KIT_NODES is how many kwok fake nodes the local cluster gets (each takes 110 pods).
 KIT_NODES=${KIT_NODES:-3}
 
-# kit_log prints a progress line with the seconds since the script started.
-kit_log() { printf '[%3ds] %s\n' "$SECONDS" "$*"; }
+# KIT_T0 is when the outermost kit script started (seconds since the epoch); the
+# scripts it runs inherit it, so progress lines count from one start.
+: "${KIT_T0:=$(date +%s)}"
+export KIT_T0
+
+# kit_log prints a progress line with the seconds since KIT_T0.
+kit_log() { printf '[%3ds] %s\n' "$(($(date +%s) - KIT_T0))" "$*"; }
 
 # kit_kubectl runs the kit's own kubectl against the kit kubeconfig.
 kit_kubectl() { "$KIT_BIN/kubectl" --kubeconfig "$KIT_KUBECONFIG" "$@"; }

@@ -14,4 +14,8 @@ mkdir -p "$KIT_OUT"
 	cat "$KIT_OUT/kwokctl-delete.log" >&2
 	exit 1
 }
+# kwokctl removed the cluster's context; a kubeconfig left with none is only confusing.
+if [ -f "$KIT_KUBECONFIG" ] && [ -z "$("$KIT_BIN/kubectl" --kubeconfig "$KIT_KUBECONFIG" config get-contexts -o name 2>/dev/null)" ]; then
+	rm -f "$KIT_KUBECONFIG"
+fi
 kit_log "local cluster deleted"

@@ -6,7 +6,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-kit_log "building any missing control-plane binaries (cold: ~10 min on 2 cores, then instant)"
+# Prints what it builds (a cold build takes 10-15 minutes on 2 cores); silent when all is there.
 "$KIT_ROOT/hack/build-bins.sh" cluster
 
 kwokctl() { "$KIT_BIN/kwokctl" "$@"; }

@@ -10,7 +10,7 @@ cd "$KIT_ROOT"
 
 step() { kit_log "==== $*"; }
 
-step "1/6 pinned binaries (cold: ~10 min on 2 cores; warm: instant)"
+step "1/6 pinned binaries (cold: 10-15 min on 2 cores; warm: seconds)"
 hack/build-bins.sh cluster codegen
 step "2/6 generated code is current (make verify), docs name real upstream paths (make verify-docs)"
 make --no-print-directory verify
