@@ -190,6 +190,7 @@ type notOwnedError struct {
 	kind, name string
 }
 
+// Error says which child is in the way and what the user can do about it.
 func (e *notOwnedError) Error() string {
 	return fmt.Sprintf("%s %s exists and is not controlled by this Guestbook; delete or rename it", e.kind, e.name)
 }
