@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -113,15 +114,20 @@ func startController(t *testing.T, args ...string) *kittest.Process {
 }
 
 // startControllerAs is startController running as the ServiceAccount sa of
-// controllerNamespace.
+// controllerNamespace. A --reconciler=NAME in args replaces $RECONCILER, so the
+// controller gets the flag once.
 func startControllerAs(t *testing.T, sa string, args ...string) *kittest.Process {
 	t.Helper()
-	reconciler := os.Getenv("RECONCILER")
-	if reconciler == "" {
-		reconciler = "reference"
-	}
 	kubeconfig := kittest.ImpersonatingKubeconfig(t, controllerNamespace, sa)
-	args = append([]string{"--kubeconfig=" + kubeconfig, "--reconciler=" + reconciler}, args...)
+	flags := []string{"--kubeconfig=" + kubeconfig}
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--reconciler=") }) {
+		reconciler := os.Getenv("RECONCILER")
+		if reconciler == "" {
+			reconciler = "reference"
+		}
+		flags = append(flags, "--reconciler="+reconciler)
+	}
+	args = append(flags, args...)
 	p := kittest.StartProcess(t, "workqueue-example", controllerBin, args...)
 	t.Cleanup(func() {
 		if strings.Contains(strings.ToLower(p.Logs()), "forbidden") {
