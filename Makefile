@@ -157,6 +157,23 @@ test-checks: ## The checks stay honest: each lesson's stub fails exactly the che
 		else rc=1; echo "lesson $$l: FAILED"; cat "$(KIT_OUT)/check-stub-$$l.log"; fi; \
 	done; exit $$rc
 
+# Each lesson's exercise beyond the reference: lesson:solution:Reconciler.
+SOLUTIONS := 1:configmaps:reference 2:service:solution-service 3:ready:reference
+
+.PHONY: test-solutions
+test-solutions: ## Each exercise check passes against its solution (docs/solutions) and fails against the reference (lessons in parallel).
+	@hack/build-bins.sh kubectl
+	@mkdir -p "$(KIT_OUT)" && go build -o "$(CHECK)" ./hack/kittest/cmd/check
+	@echo ">> exercise checks: solutions pass, the reference fails (logs: $(KIT_OUT)/check-solution-N.log)"
+	@pids=(); for s in $(SOLUTIONS); do IFS=: read -r l name reconciler <<<"$$s"; log="$(KIT_OUT)/check-solution-$$l.log"; \
+		{ "$(CHECK)" -lesson $$l -solution $$name -reconciler $$reconciler >"$$log" 2>&1 && \
+		{ code=0; "$(CHECK)" -lesson $$l -exercise $$name -run TestExercise >>"$$log" 2>&1 || code=$$?; \
+		[ $$code -eq 1 ] && grep -q "^FAIL  exercise $$name" "$$log"; }; } & pids+=($$!); \
+	done; rc=0; i=0; for s in $(SOLUTIONS); do l=$${s%%:*}; \
+		if wait $${pids[$$i]}; then echo "lesson $$l: the solution passes every check, the reference fails the exercise's"; \
+		else rc=1; echo "lesson $$l: FAILED"; cat "$(KIT_OUT)/check-solution-$$l.log"; fi; i=$$((i + 1)); \
+	done; exit $$rc
+
 # make bench knobs: N Foos per burst, IDLE window, REPEAT runs, SCENARIOS to run.
 N ?= 200
 IDLE ?= 60s

@@ -119,6 +119,10 @@ func TestDeletingFooGarbageCollectsDeployment(t *testing.T) {
 	controller := startController(t, "controller", ns)
 	createFoo(t, fooClient, newFoo(ns, "web", 1))
 	waitForDeployment(t, cs, ns, "web", "Deployment web to be created", func(*appsv1.Deployment) bool { return true })
+	// Let the rollout settle first: a Deployment status update still in flight
+	// when the Foo is deleted would queue the Foo once more, and the second
+	// "Foo deleted" line would not be the Reconciler's doing.
+	waitForFooStatus(t, fooClient, ns, "web", 1)
 
 	if err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("deleting Foo web: %v", err)
