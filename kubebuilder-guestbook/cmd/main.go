@@ -26,6 +26,8 @@ import (
 	"strconv"
 	"time"
 
+	"go.uber.org/zap/zapcore"
+
 	// Import all Kubernetes client auth plugins (e.g. Azure, GCP, OIDC, etc.)
 	// to ensure that exec-entrypoint and run can make use of them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
@@ -66,6 +68,7 @@ func init() {
 
 func main() {
 	if err := run(); err != nil {
+		// setupLog logs without a stack trace: the error names its fix.
 		setupLog.Error(err, "Manager failed")
 		os.Exit(1)
 	}
@@ -130,6 +133,10 @@ func run() error {
 	flag.Parse()
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	// A setup error (a missing CRD, a bad flag) names its fix; the stack trace that
+	// the development logger adds to every error would only bury that message, so
+	// setupLog records stack traces for panics only.
+	setupLog = zap.New(zap.UseFlagOptions(&opts), zap.StacktraceLevel(zapcore.DPanicLevel)).WithName("setup")
 
 	if reconcilerName != "reference" && reconcilerName != "stub" {
 		return fmt.Errorf("--reconciler=%q: want reference or stub", reconcilerName)
