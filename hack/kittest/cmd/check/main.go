@@ -262,6 +262,9 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 	fmt.Fprintln(w, ".")
 	if len(problems) > 0 {
 		fmt.Fprintf(w, "\nThe check table itself needs fixing:\n  %s\n", strings.Join(problems, "\n  "))
+		if o.expectStub && strings.Contains(strings.Join(problems, "\n"), "pass against the stub") {
+			fmt.Fprintln(w, "(Or another controller on this cluster did the stub's work: one watching every namespace, such as make run-sample, must be stopped first.)")
+		}
 		return 1
 	}
 	if o.expectStub {
