@@ -3,26 +3,27 @@
 # generated code, vet, unit and envtest suites, then every e2e suite on a fresh local
 # cluster named controller-kit-test (apart from the learner's controller-kit), which
 # is deleted afterwards whether the suites pass or fail (on failure it prints the
-# tail of every control-plane component's log); last, a smoke run of `make bench`.
+# tail of every control-plane component's log). On that cluster it also checks that
+# `make check` tells a stub from the reference; last, a smoke run of `make bench`.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$KIT_ROOT"
 
 step() { kit_log "==== $*"; }
 
-step "1/6 pinned binaries (cold: 10-15 min on 2 cores; warm: seconds)"
+step "1/7 pinned binaries (cold: 10-15 min on 2 cores; warm: seconds)"
 hack/build-bins.sh cluster codegen
-step "2/6 generated code is current (make verify), docs name real upstream paths (make verify-docs)"
+step "2/7 generated code is current (make verify), docs name real upstream paths (make verify-docs)"
 make --no-print-directory verify
 make --no-print-directory verify-docs
-step "3/6 go vet"
+step "3/7 go vet"
 make --no-print-directory vet
-step "4/6 unit and envtest suites"
+step "4/7 unit and envtest suites"
 make --no-print-directory test-unit
 
 export KIT_CLUSTER=controller-kit-test
 source hack/lib.sh # recompute the kubeconfig path for the test cluster
-step "5/6 e2e suites on a fresh local cluster '$KIT_CLUSTER'"
+step "5/7 e2e suites on a fresh local cluster '$KIT_CLUSTER'"
 hack/local-down.sh >/dev/null
 teardown() {
 	local rc=$?
@@ -41,11 +42,16 @@ teardown() {
 trap teardown EXIT
 hack/local-up.sh
 KUBECONFIG="$KIT_KUBECONFIG" make --no-print-directory test-e2e
+# make check stays honest: each lesson's stub fails exactly the checks it should,
+# and each exercise check passes on its solution and fails on the reference.
+step "6/7 conformance checks against the stubs and the exercise solutions"
+KUBECONFIG="$KIT_KUBECONFIG" make --no-print-directory test-checks
+KUBECONFIG="$KIT_KUBECONFIG" make --no-print-directory test-solutions
 trap - EXIT
 hack/local-down.sh
 
 # The benchmark harness is not a test (timings are never pass/fail), but a tiny run
 # proves it still builds and drives every scenario, so it cannot rot unnoticed.
-step "6/6 bench harness smoke run (N=5, 5 s idle window; timings not checked)"
+step "7/7 bench harness smoke run (N=5, 5 s idle window; timings not checked)"
 make --no-print-directory bench N=5 IDLE=5s >"$KIT_OUT/bench-smoke.md"
 step "all tests passed"
