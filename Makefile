@@ -119,7 +119,9 @@ verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missin
 	@hack/check-reading-paths.sh
 
 .PHONY: vet
-vet: ## go vet every module of the workspace, e2e suites included.
+vet: ## gofmt and go vet every module of the workspace, e2e suites included.
+	@echo ">> gofmt -l"
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt would change these files; run gofmt -w on them:" >&2; echo "$$out" >&2; exit 1; fi
 	@echo ">> go vet -tags e2e ($(TIERS) hack/kittest)"
 	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) hack/kittest))
 	@echo ">> go vet (hack/bench, outside the workspace)"

@@ -68,7 +68,7 @@ type result struct {
 
 type options struct {
 	root, lesson, reconciler, exercise, solution, timeout, run string
-	expectStub, verbose                                   bool
+	expectStub, verbose                                        bool
 }
 
 func main() {
