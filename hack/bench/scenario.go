@@ -27,6 +27,8 @@ const (
 	warmupNamespace = "warmup"
 	// createWorkers is how many goroutines create the burst's objects.
 	createWorkers = 32
+	// settle is the pause between convergence and the idle window.
+	settle = 2 * time.Second
 )
 
 var fooGVR = schema.GroupVersionResource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"}
@@ -180,6 +182,9 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 	}
 	res.Converged = readyTimes[len(readyTimes)-1]
 
+	// Events are recorded asynchronously, a moment after the write they describe:
+	// let those of the burst's last transitions land before the window opens.
+	time.Sleep(settle)
 	idleStart := time.Now()
 	time.Sleep(o.idle)
 	idleEnd := time.Now()
