@@ -137,6 +137,8 @@ test: ## Everything CI runs: verify, vet, unit + envtest, then every e2e suite o
 test-unit: ## Unit and envtest suites of every tier (no cluster needed).
 	@hack/build-bins.sh envtest
 	@for t in $(TIERS); do echo ">> unit tests: $$t"; $(MAKE) --no-print-directory -C $$t test-unit; done
+	@echo ">> unit tests: hack/kittest (the e2e helpers and make check's runner)"
+	@cd hack/kittest && go test -count=1 ./...
 
 .PHONY: test-e2e
 test-e2e: ## The e2e suites (cluster checks + every tier) against the cluster KUBECONFIG reaches.

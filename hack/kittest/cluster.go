@@ -57,25 +57,37 @@ func Kubeconfig() string {
 	return filepath.Join(RepoRoot(), "_output", "kubeconfig")
 }
 
-// loadRaw reads the kubeconfig the suites use and refuses (with a test failure) a
-// current context that is not the kit's local cluster (kwok-controller-kit*) or a
-// kind cluster (kind-*), unless AnyContextEnv is 1: the suites create and delete
-// objects, and must never do so on a cluster somebody relies on.
-func loadRaw(t testing.TB) (clientcmdapi.Config, string) {
-	t.Helper()
+// LoadKubeconfig reads the kubeconfig the suites use and refuses a current context
+// that is not the kit's local cluster (kwok-controller-kit*) or a kind cluster
+// (kind-*), unless AnyContextEnv is 1: the suites create and delete objects, and
+// must never do so on a cluster somebody relies on. It returns the kubeconfig and
+// its path, or an error that says what to do. Every helper of this package that
+// reaches a cluster goes through it; TestMain code that cannot fail a test uses it
+// directly.
+func LoadKubeconfig() (clientcmdapi.Config, string, error) {
 	path := Kubeconfig()
 	raw, err := clientcmd.LoadFromFile(path)
 	if err != nil {
-		t.Fatalf("cannot read kubeconfig %s: %v\n(start a cluster with 'make local-up', or set KUBECONFIG)", path, err)
+		return clientcmdapi.Config{}, path, fmt.Errorf("cannot read kubeconfig %s: %w\n(start a cluster with 'make local-up', or set KUBECONFIG)", path, err)
 	}
 	ctx := raw.CurrentContext
 	kitOrKind := strings.HasPrefix(ctx, "kwok-controller-kit") || strings.HasPrefix(ctx, "kind-")
 	if !kitOrKind && os.Getenv(AnyContextEnv) != "1" {
-		t.Fatalf("refusing to run e2e tests against context %q from %s: the suites create and delete objects.\n"+
-			"Use the kit's cluster ('make local-up' or 'make kind-up'), or set %s=1 if this cluster is yours to break.",
+		return clientcmdapi.Config{}, path, fmt.Errorf("refusing to run e2e tests against context %q from %s: the suites create and delete objects.\n"+
+			"Use the kit's cluster ('make local-up' or 'make kind-up'), or set %s=1 if this cluster is yours to break",
 			ctx, path, AnyContextEnv)
 	}
-	return *raw, path
+	return *raw, path, nil
+}
+
+// loadRaw is LoadKubeconfig for tests: a refusal fails the test at once.
+func loadRaw(t testing.TB) (clientcmdapi.Config, string) {
+	t.Helper()
+	raw, path, err := LoadKubeconfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw, path
 }
 
 // Config returns a REST config for the cluster under test, with client-side rate
@@ -233,6 +245,9 @@ func Kubectl(t testing.TB, args ...string) string {
 // KubectlE is Kubectl for commands that are expected to fail: it returns the
 // standard output and an error that carries kubectl's error output.
 func KubectlE(args ...string) (string, error) {
+	if _, _, err := LoadKubeconfig(); err != nil {
+		return "", err
+	}
 	bin := filepath.Join(RepoRoot(), "bin", "kubectl")
 	cmd := exec.Command(bin, append([]string{"--kubeconfig", Kubeconfig()}, args...)...)
 	var stderr strings.Builder

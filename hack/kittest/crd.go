@@ -37,7 +37,11 @@ func WaitForCRD(crdName, apiVersion, kind string, timeout time.Duration) error {
 	if out, err := KubectlE("wait", "--for=condition=Established", "--timeout="+timeout.String(), "crd/"+crdName); err != nil {
 		return fmt.Errorf("CRD %s is not Established: %w (%s)", crdName, err, out)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", Kubeconfig())
+	raw, _, err := LoadKubeconfig()
+	if err != nil {
+		return err
+	}
+	cfg, err := clientcmd.NewDefaultClientConfig(raw, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
 		return err
 	}
