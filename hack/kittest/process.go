@@ -32,6 +32,23 @@ func BuildBinary(pkgDir, outPath string) error {
 	return nil
 }
 
+// BuildForSuite is BuildBinary for a suite's TestMain: it compiles the main package
+// in pkgDir to a binary called name in a new temporary folder, and returns the
+// binary's path and a cleanup that removes the folder (call it after m.Run).
+func BuildForSuite(pkgDir, name string) (bin string, cleanup func(), err error) {
+	tmp, err := os.MkdirTemp("", name+"-e2e-")
+	if err != nil {
+		return "", func() {}, err
+	}
+	cleanup = func() { _ = os.RemoveAll(tmp) }
+	bin = filepath.Join(tmp, name)
+	if err := BuildBinary(pkgDir, bin); err != nil {
+		cleanup()
+		return "", func() {}, err
+	}
+	return bin, cleanup, nil
+}
+
 // Process is a controller started by StartProcess: a real OS process whose
 // standard output and error go to a log file the test can read.
 type Process struct {

@@ -88,17 +88,13 @@ func runTests(m *testing.M) int {
 	if err := webappv1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
-	tmp, err := os.MkdirTemp("", "guestbook-e2e-")
+	var cleanup func()
+	managerBin, cleanup, err = kittest.BuildForSuite(filepath.Join(projectDir, "cmd"), "manager")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = os.RemoveAll(tmp) }()
-	managerBin = filepath.Join(tmp, "manager")
-	if err := kittest.BuildBinary(filepath.Join(projectDir, "cmd"), managerBin); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL: building the manager:", err)
 		return 1
 	}
+	defer cleanup()
 	// Install (or update) the CRD server-side, as `make install` does.
 	// A reference solution (make check SOLUTION=...) may replace the CRD.
 	crd, err := kittest.File(filepath.Join(projectDir, "config", "crd", "bases", "webapp.controller-kit.dev_guestbooks.yaml"))

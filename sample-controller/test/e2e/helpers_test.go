@@ -65,17 +65,13 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	tmp, err := os.MkdirTemp("", "sample-controller-e2e-")
+	bin, cleanup, err := kittest.BuildForSuite(tierDir, "sample-controller")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(tmp)
-	controllerBin = filepath.Join(tmp, "sample-controller")
-	if err := kittest.BuildBinary(tierDir, controllerBin); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	defer cleanup()
+	controllerBin = bin
 	return m.Run()
 }
 

@@ -63,17 +63,13 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	tmp, err := os.MkdirTemp("", "workqueue-example-e2e-")
+	bin, cleanup, err := kittest.BuildForSuite(tierDir, "workqueue-example")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(tmp)
-	controllerBin = filepath.Join(tmp, "workqueue-example")
-	if err := kittest.BuildBinary(tierDir, controllerBin); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	defer cleanup()
+	controllerBin = bin
 	return m.Run()
 }
 
