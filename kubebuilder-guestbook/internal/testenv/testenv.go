@@ -23,6 +23,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // AssetsEnv is the variable envtest reads the binaries' folder from.
@@ -58,4 +60,20 @@ func AssetsDir() (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// NewEnvironment returns the envtest environment every suite of the project starts
+// from: the kit-built binaries (see AssetsDir) and the project's CRDs, a missing
+// CRD folder being an error. A suite adds what it needs more (webhooks) before
+// calling Start. The error is AssetsDir's.
+func NewEnvironment() (*envtest.Environment, error) {
+	assets, err := AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	return &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(ProjectDir(), "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets,
+	}, nil
 }

@@ -58,18 +58,13 @@ func runSuite(m *testing.M) int {
 	if err := webappv1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
-	assets, err := testenv.AssetsDir()
+	env, err := testenv.NewEnvironment()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
 	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(testenv.ProjectDir(), "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-		WebhookInstallOptions: envtest.WebhookInstallOptions{
-			Paths: []string{filepath.Join(testenv.ProjectDir(), "config", "webhook")},
-		},
+	env.WebhookInstallOptions = envtest.WebhookInstallOptions{
+		Paths: []string{filepath.Join(testenv.ProjectDir(), "config", "webhook")},
 	}
 	cfg, err := env.Start()
 	if err != nil {
