@@ -182,8 +182,8 @@ func TestGuestbookCreatesControlledChildrenAndRegisters(t *testing.T) {
 		v, ok, err := directoryEntry(ctx, ns, "shop")
 		return slices.Contains(got.Finalizers, FinalizerName) && ok && v == "http://shop-frontend."+ns+".svc", err
 	})
-	if len(recorder.in(ns, "Created")) != 6 {
-		t.Errorf("Created events = %v; want one per child (6)", recorder.in(ns, "Created"))
+	if got := waitForEvents(t, ns, "Created", 6); len(got) != 6 {
+		t.Errorf("Created events = %v; want one per child (6)", got)
 	}
 }
 
@@ -210,8 +210,10 @@ func TestGuestbookSpecChangePropagatesToDeployment(t *testing.T) {
 		return ptr.Deref(d.Spec.Replicas, 0) == 5 &&
 			d.Spec.Template.Spec.Containers[0].Image == "registry.example/gb-frontend:v6", nil
 	})
-	if len(recorder.in(ns, "Updated")) == 0 {
-		t.Error("no Updated event recorded for the changed Deployment")
+	for _, e := range waitForEvents(t, ns, "Updated", 1) {
+		if e.name != "shop" || !strings.Contains(e.note, "shop-frontend") {
+			t.Errorf("Updated event %+v; want it on Guestbook shop, naming Deployment shop-frontend", e)
+		}
 	}
 }
 
@@ -245,7 +247,7 @@ func TestGuestbookStatusFollowsDeploymentsThroughStatusSubresource(t *testing.T)
 	if gb.Status.Frontend != want || gb.Status.RedisFollower != want {
 		t.Errorf("status frontend=%+v follower=%+v; want %+v each", gb.Status.Frontend, gb.Status.RedisFollower, want)
 	}
-	if got := recorder.in(ns, "Available"); len(got) != 1 {
+	if got := waitForEvents(t, ns, "Available", 1); len(got) != 1 {
 		t.Errorf("Available events = %v; want exactly one", got)
 	}
 }
@@ -464,7 +466,7 @@ func TestGuestbookWithUnusableImageIsDegradedThenConvergesWhenFixed(t *testing.T
 
 	waitForChildren(t, ns, "shop")
 	waitForCondition(t, ns, "shop", webappv1.ConditionDegraded, metav1.ConditionFalse, "AsExpected")
-	if got := recorder.in(ns, "Recovered"); len(got) != 1 {
+	if got := waitForEvents(t, ns, "Recovered", 1); len(got) != 1 {
 		t.Errorf("Recovered events = %v; want exactly one", got)
 	}
 }

@@ -234,6 +234,18 @@ func (r *testRecorder) in(namespace, reason string) []event {
 	return out
 }
 
+// waitForEvents polls until at least n events with reason were recorded in
+// namespace and returns them all. The Reconciler records an event after the
+// write it reports, so a test that has just seen the write must wait for the
+// event too rather than read the recorder at once.
+func waitForEvents(t *testing.T, namespace, reason string, n int) []event {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%d %s event(s)", n, reason), func(context.Context) (bool, error) {
+		return len(recorder.in(namespace, reason)) >= n, nil
+	})
+	return recorder.in(namespace, reason)
+}
+
 // eventually polls cond until it returns true, failing the test after 30 s with
 // what it was waiting for and the last error cond returned.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
