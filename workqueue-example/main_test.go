@@ -440,3 +440,29 @@ func TestParseFlagsRejectsValuesThatCannotWork(t *testing.T) {
 		t.Errorf("defaults = %+v, want %+v", o, want)
 	}
 }
+
+// The reconcilers map is the one place that names Reconcilers: --reconciler
+// accepts each of its keys, builds a Reconciler for it, and refuses any other
+// name with an error that lists them all.
+func TestReconcilerFlagAcceptsExactlyTheRegisteredReconcilers(t *testing.T) {
+	pods := corelisters.NewPodLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, nil))
+	deps := reconcilerDeps{client: fake.NewClientset(), pods: pods}
+	for name, build := range reconcilers {
+		if _, err := parseFlags([]string{"--reconciler=" + name}); err != nil {
+			t.Errorf("parseFlags(--reconciler=%s) = %v, want nil", name, err)
+		}
+		if build(deps) == nil {
+			t.Errorf("reconcilers[%q] built a nil Reconciler", name)
+		}
+	}
+
+	_, err := parseFlags([]string{"--reconciler=nope"})
+	if err == nil {
+		t.Fatal("parseFlags(--reconciler=nope) = nil, want an error")
+	}
+	for name := range reconcilers {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("the error %q does not list the valid value %q", err, name)
+		}
+	}
+}

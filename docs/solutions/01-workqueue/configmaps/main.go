@@ -9,8 +9,9 @@
 // Read it in this order: main and withShutdownSignals, parseFlags, run (client,
 // informer, Reconciler), NewController, enqueue and onDelete (events become keys),
 // Run (cache sync, workers, shutdown), processNextWorkItem and handleResult (the
-// retry policy), then the Reconcilers at the end of the file: the part a learner
-// copies and changes. docs/lessons/01-workqueue.md walks through it.
+// retry policy), then the Reconcilers at the end of the file and the reconcilers
+// map that registers them: the part a learner copies and changes.
+// docs/lessons/01-workqueue.md walks through it.
 //
 // Compare with client-go's examples/workqueue/main.go (the same loop with one
 // worker and no signal handling) and with kube-controller-manager's
@@ -29,8 +30,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -107,7 +111,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.namespace, "namespace", "", "watch Pods in this namespace only; empty = all namespaces")
 	fs.IntVar(&o.workers, "workers", 2, "number of workers reconciling keys in parallel (one key is never reconciled by two workers at once)")
 	fs.IntVar(&o.maxRetries, "max-retries", 5, "retries with backoff after a failed reconcile, before the key is dropped until its next event")
-	fs.StringVar(&o.reconciler, "reconciler", "reference", "which Reconciler to run: reference (labels Pods with their phase) or stub (only logs)")
+	fs.StringVar(&o.reconciler, "reconciler", "reference", "which Reconciler to run: reference (labels Pods with their phase) or stub (only logs); see reconcilers")
 	fs.Float64Var(&o.qps, "kube-api-qps", 200, "client-side limit of API requests per second")
 	fs.IntVar(&o.burst, "kube-api-burst", 400, "client-side burst of API requests above --kube-api-qps")
 	klog.InitFlags(fs)
@@ -121,8 +125,8 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("--workers=%d: need at least 1 worker, for example --workers=1", o.workers)
 	case o.maxRetries < 0:
 		return o, fmt.Errorf("--max-retries=%d: must be 0 (never retry) or more", o.maxRetries)
-	case o.reconciler != "reference" && o.reconciler != "stub":
-		return o, fmt.Errorf("--reconciler=%q: must be reference or stub", o.reconciler)
+	case reconcilers[o.reconciler] == nil:
+		return o, fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(slices.Sorted(maps.Keys(reconcilers)), ", "))
 	case o.qps <= 0 || o.burst < 1:
 		return o, fmt.Errorf("--kube-api-qps=%g --kube-api-burst=%d: both must be positive, for example 200 and 400", o.qps, o.burst)
 	}
@@ -154,10 +158,7 @@ func run(ctx context.Context, args []string) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(o.namespace))
 	podInformer := factory.Core().V1().Pods()
 
-	var reconciler Reconciler = &StubReconciler{Pods: podInformer.Lister()}
-	if o.reconciler == "reference" {
-		reconciler = &PhaseLabelReconciler{Client: client, Pods: podInformer.Lister()}
-	}
+	reconciler := reconcilers[o.reconciler](reconcilerDeps{client: client, pods: podInformer.Lister()})
 	controller, err := NewController(ctx, podInformer.Informer(), reconciler, o.maxRetries)
 	if err != nil {
 		return err
@@ -349,6 +350,25 @@ var (
 	_ Reconciler = &StubReconciler{}
 	_ Reconciler = &PhaseLabelReconciler{}
 )
+
+// reconcilerDeps is what a Reconciler may use: the client for writes and the
+// lister for reads from the informer's cache.
+type reconcilerDeps struct {
+	client kubernetes.Interface
+	pods   corelisters.PodLister
+}
+
+// reconcilers maps each --reconciler value to the Reconciler it runs, and is the
+// one place that names them: parseFlags accepts exactly these keys and run builds
+// the chosen one. To try your own, add an entry here.
+var reconcilers = map[string]func(reconcilerDeps) Reconciler{
+	"reference": func(d reconcilerDeps) Reconciler {
+		return &PhaseLabelReconciler{Client: d.client, Pods: d.pods}
+	},
+	"stub": func(d reconcilerDeps) Reconciler {
+		return &StubReconciler{Pods: d.pods}
+	},
+}
 
 // StubReconciler only logs what it sees for each key: the learner's starting point.
 type StubReconciler struct {
