@@ -22,8 +22,11 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -36,6 +39,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -43,6 +47,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
@@ -64,6 +69,40 @@ func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(webappv1.AddToScheme(scheme))
 	// +kubebuilder:scaffold:scheme
+}
+
+// reconcilerDeps is what a Reconciler may use: the manager's client (reads from
+// its cache, writes as fieldOwner), the scheme for owner references, the event
+// recorder, and the directory ConfigMap every Guestbook is registered in.
+type reconcilerDeps struct {
+	client    client.Client
+	scheme    *runtime.Scheme
+	recorder  events.EventRecorder
+	directory *controller.Directory
+}
+
+// managedReconciler is a Reconciler as kubebuilder writes it: SetupWithManager
+// registers it with the manager, with the watches it needs.
+type managedReconciler interface {
+	reconcile.Reconciler
+	SetupWithManager(mgr ctrl.Manager) error
+}
+
+// reconcilers maps each --reconciler value to the Reconciler it runs, and is the
+// one place that names them: the flag check accepts exactly these keys and run
+// sets up the chosen one. To try your own, add an entry here.
+var reconcilers = map[string]func(reconcilerDeps) managedReconciler{
+	"reference": func(d reconcilerDeps) managedReconciler {
+		return &controller.GuestbookReconciler{
+			Client:    d.client,
+			Scheme:    d.scheme,
+			Recorder:  d.recorder,
+			Directory: d.directory,
+		}
+	},
+	"stub": func(d reconcilerDeps) managedReconciler {
+		return &controller.StubReconciler{Client: d.client}
+	},
 }
 
 func main() {
@@ -121,7 +160,7 @@ func run() error {
 		"Serve the defaulting and validating webhooks (needs a serving certificate). "+
 			"Defaults to $ENABLE_WEBHOOKS, else true; make run turns them off.")
 	flag.StringVar(&reconcilerName, "reconciler", "reference",
-		"The Reconciler to run: reference (the finished operator) or stub (logs only; the lesson's starting point).")
+		"The Reconciler to run: reference (the finished operator) or stub (logs only; the lesson's starting point); see reconcilers.")
 	flag.StringVar(&operatorNamespace, "operator-namespace", envOr("POD_NAMESPACE", "kubebuilder-guestbook-system"),
 		"The namespace of the directory ConfigMap "+controller.DirectoryName+". Defaults to $POD_NAMESPACE.")
 	flag.Float64Var(&qps, "kube-api-qps", 200, "Queries per second the client may make to the API server.")
@@ -138,8 +177,8 @@ func run() error {
 	// setupLog records stack traces for panics only.
 	setupLog = zap.New(zap.UseFlagOptions(&opts), zap.StacktraceLevel(zapcore.DPanicLevel)).WithName("setup")
 
-	if reconcilerName != "reference" && reconcilerName != "stub" {
-		return fmt.Errorf("--reconciler=%q: want reference or stub", reconcilerName)
+	if _, ok := reconcilers[reconcilerName]; !ok {
+		return fmt.Errorf("--reconciler=%q: want one of %s", reconcilerName, strings.Join(slices.Sorted(maps.Keys(reconcilers)), ", "))
 	}
 
 	// if the enable-http2 flag is false (the default), http/2 should be disabled
@@ -230,22 +269,17 @@ func run() error {
 	}
 
 	writer := client.WithFieldOwner(mgr.GetClient(), fieldOwner)
-	switch reconcilerName {
-	case "reference":
-		err = (&controller.GuestbookReconciler{
-			Client:   writer,
-			Scheme:   mgr.GetScheme(),
-			Recorder: mgr.GetEventRecorder(fieldOwner),
-			Directory: &controller.Directory{
-				Client: writer,
-				Reader: mgr.GetAPIReader(),
-				Key:    types.NamespacedName{Namespace: operatorNamespace, Name: controller.DirectoryName},
-			},
-		}).SetupWithManager(mgr)
-	case "stub":
-		err = (&controller.StubReconciler{Client: writer}).SetupWithManager(mgr)
-	}
-	if err != nil {
+	r := reconcilers[reconcilerName](reconcilerDeps{
+		client:   writer,
+		scheme:   mgr.GetScheme(),
+		recorder: mgr.GetEventRecorder(fieldOwner),
+		directory: &controller.Directory{
+			Client: writer,
+			Reader: mgr.GetAPIReader(),
+			Key:    types.NamespacedName{Namespace: operatorNamespace, Name: controller.DirectoryName},
+		},
+	})
+	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("creating the guestbook controller: %w", err)
 	}
 	setupLog.Info("Guestbook controller set up", "reconciler", reconcilerName,
