@@ -141,42 +141,22 @@ test-unit: ## Unit and envtest suites of every tier (no cluster needed).
 	@cd hack/kittest && go test -count=1 ./...
 
 .PHONY: test-e2e
-test-e2e: ## The e2e suites (cluster checks + every tier) against the cluster KUBECONFIG reaches.
+test-e2e: test-e2e-cluster ## The e2e suites (cluster checks + every tier, one after another) against the cluster KUBECONFIG reaches.
+	@for t in $(TIERS); do echo ">> e2e: $$t"; $(MAKE) --no-print-directory -C $$t test-e2e; done
+
+.PHONY: test-e2e-cluster
+test-e2e-cluster: ## The cluster's own e2e checks (hack/kittest): nodes, a Deployment, garbage collection, versions, listeners.
 	@hack/build-bins.sh kubectl
 	@echo ">> e2e: the cluster itself (hack/kittest)"
 	@cd hack/kittest && go test -tags e2e -count=1 -timeout 10m ./...
-	@for t in $(TIERS); do echo ">> e2e: $$t"; $(MAKE) --no-print-directory -C $$t test-e2e; done
 
-# test-checks gives each wait 20 s: the stub never converges, and the waits it
-# must pass (a log line, a Lease handover after a release) take a second or two.
 .PHONY: test-checks
 test-checks: ## The checks stay honest: each lesson's stub fails exactly the checks marked StubFails (lessons in parallel).
-	@hack/build-bins.sh kubectl
-	@mkdir -p "$(KIT_OUT)" && go build -o "$(CHECK)" ./hack/kittest/cmd/check
-	@echo ">> checks against the stub: lessons 1, 2 and 3 in parallel (logs: $(KIT_OUT)/check-stub-N.log)"
-	@pids=(); for l in 1 2 3; do \
-		"$(CHECK)" -timeout 20s -lesson $$l -reconciler stub -expect-stub >"$(KIT_OUT)/check-stub-$$l.log" 2>&1 & pids+=($$!); \
-	done; rc=0; for i in 0 1 2; do \
-		l=$$((i + 1)); if wait $${pids[$$i]}; then echo "lesson $$l: the stub fails exactly the expected checks"; \
-		else rc=1; echo "lesson $$l: FAILED"; cat "$(KIT_OUT)/check-stub-$$l.log"; fi; \
-	done; exit $$rc
-
-# Each lesson's exercise beyond the reference: lesson:solution:Reconciler.
-SOLUTIONS := 1:configmaps:reference 2:service:solution-service 3:ready:reference
+	@hack/test-lessons.sh --stub
 
 .PHONY: test-solutions
 test-solutions: ## Each exercise check passes against its solution (docs/solutions) and fails against the reference (lessons in parallel).
-	@hack/build-bins.sh kubectl
-	@mkdir -p "$(KIT_OUT)" && go build -o "$(CHECK)" ./hack/kittest/cmd/check
-	@echo ">> exercise checks: solutions pass, the reference fails (logs: $(KIT_OUT)/check-solution-N.log)"
-	@pids=(); for s in $(SOLUTIONS); do IFS=: read -r l name reconciler <<<"$$s"; log="$(KIT_OUT)/check-solution-$$l.log"; \
-		{ "$(CHECK)" -lesson $$l -solution $$name -reconciler $$reconciler >"$$log" 2>&1 && \
-		{ code=0; "$(CHECK)" -lesson $$l -exercise $$name -run TestExercise >>"$$log" 2>&1 || code=$$?; \
-		[ $$code -eq 1 ] && grep -q "^FAIL  exercise $$name" "$$log"; }; } & pids+=($$!); \
-	done; rc=0; i=0; for s in $(SOLUTIONS); do l=$${s%%:*}; \
-		if wait $${pids[$$i]}; then echo "lesson $$l: the solution passes every check, the reference fails the exercise's"; \
-		else rc=1; echo "lesson $$l: FAILED"; cat "$(KIT_OUT)/check-solution-$$l.log"; fi; i=$$((i + 1)); \
-	done; exit $$rc
+	@hack/test-lessons.sh --solution
 
 # make bench knobs: N Foos per burst, IDLE window, REPEAT runs, SCENARIOS to run.
 N ?= 200

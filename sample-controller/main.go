@@ -241,7 +241,8 @@ func runController(ctx context.Context, o options, kubeClient kubernetes.Interfa
 	defer fooFactory.Shutdown()
 
 	klog.FromContext(ctx).Info("Starting controller", "reconciler", o.reconciler, "workers", o.workers, "namespace", o.namespace, "qps", o.qps, "burst", o.burst)
-	return c.Run(ctx, o.workers)
+	c.Run(ctx, o.workers)
+	return nil
 }
 
 // errLostLeadership is returned when another replica took the Lease while this

@@ -39,15 +39,26 @@ import (
 
 // TestGuestbookOperator runs one manager for all its subtests (a manager watches
 // every namespace, so two at once would both act on each test's Guestbook);
-// each subtest works in a namespace of its own.
+// each subtest works in a namespace of its own, so they run in parallel
+// (t.Parallel; make test-e2e passes -parallel to go test).
 func TestGuestbookOperator(t *testing.T) {
 	c := newClient(t)
 	cs := kittest.Clientset(t)
 	operatorNS := kittest.Namespace(t, cs, "guestbook-operator")
 	installRBAC(t, c, operatorNS)
 	manager := startManager(t, "manager", operatorNS)
+	// Parallel subtests run after this function returns, and cleanups run after
+	// them, in reverse order: this one reads the manager's log once every
+	// subtest is done and before the manager is stopped.
+	t.Cleanup(func() {
+		// The shipped RBAC was enough for every subtest.
+		if logs := manager.Logs(); strings.Contains(logs, "forbidden") {
+			t.Errorf("the manager hit RBAC errors with the shipped role:\n%s", grep(logs, "forbidden"))
+		}
+	})
 
 	t.Run("BecomesAvailableAsPodsRunOnNodes", func(t *testing.T) {
+		t.Parallel()
 		ns := kittest.Namespace(t, cs, "guestbook")
 		createGuestbook(t, c, ns, "shop", 2)
 
@@ -86,6 +97,7 @@ func TestGuestbookOperator(t *testing.T) {
 	})
 
 	t.Run("ScalingTheFrontendReachesTheNewCount", func(t *testing.T) {
+		t.Parallel()
 		ns := kittest.Namespace(t, cs, "guestbook")
 		createGuestbook(t, c, ns, "shop", 1)
 		waitAvailable(t, c, ns, "shop", 1)
@@ -103,6 +115,7 @@ func TestGuestbookOperator(t *testing.T) {
 	})
 
 	t.Run("DeletedChildIsRecreated", func(t *testing.T) {
+		t.Parallel()
 		ns := kittest.Namespace(t, cs, "guestbook")
 		createGuestbook(t, c, ns, "shop", 1)
 		var old appsv1.Deployment
@@ -122,6 +135,7 @@ func TestGuestbookOperator(t *testing.T) {
 	})
 
 	t.Run("DeletingTheGuestbookRemovesChildrenAndDirectoryEntry", func(t *testing.T) {
+		t.Parallel()
 		ns := kittest.Namespace(t, cs, "guestbook")
 		createGuestbook(t, c, ns, "shop", 1)
 		waitAvailable(t, c, ns, "shop", 1)
@@ -157,6 +171,7 @@ func TestGuestbookOperator(t *testing.T) {
 	})
 
 	t.Run("InvalidGuestbookIsRejectedNamingTheField", func(t *testing.T) {
+		t.Parallel()
 		ns := kittest.Namespace(t, cs, "guestbook")
 		gb := &webappv1.Guestbook{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}
 		gb.Spec.Frontend.Replicas = ptr.To[int32](-1)
@@ -167,11 +182,6 @@ func TestGuestbookOperator(t *testing.T) {
 			t.Errorf("creating a Guestbook with frontend replicas -1 = %v; want Invalid naming spec.frontend.replicas", err)
 		}
 	})
-
-	// The shipped RBAC was enough for all of the above.
-	if logs := manager.Logs(); strings.Contains(logs, "forbidden") {
-		t.Errorf("the manager hit RBAC errors with the shipped role:\n%s", grep(logs, "forbidden"))
-	}
 }
 
 // createGuestbook creates a Guestbook with frontendReplicas frontend Pods and two

@@ -9,7 +9,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -94,16 +93,22 @@ func New(ctx context.Context, foos fooinformers.FooInformer, deployments appsinf
 
 // Run waits for the informers' caches to fill, starts the given number of
 // workers and blocks until ctx is cancelled. It then shuts the queue down and
-// returns once every worker has finished the key it was working on. It returns
-// an error if the caches never sync (ctx cancelled first).
-func (c *Controller) Run(ctx context.Context, workers int) error {
+// returns once every worker has finished the key it was working on. A ctx
+// cancelled before the caches synced is a clean stop too: no worker has started.
+// Compare with Run in k8s.io/sample-controller's controller.go, which returns an
+// error in that case.
+func (c *Controller) Run(ctx context.Context, workers int) {
 	defer utilruntime.HandleCrashWithContext(ctx)
 	logger := klog.FromContext(ctx)
 
 	logger.Info("Waiting for informer caches to sync")
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
+		// The wait gives up only when ctx ends: a shutdown was asked for before
+		// the caches were ready. No worker has started, so there is nothing to
+		// finish, and a SIGTERM during startup is as clean a stop as any other.
 		c.queue.ShutDown()
-		return errors.New("informer caches did not sync before shutdown")
+		logger.Info("Shut down before the informer caches synced")
+		return
 	}
 
 	logger.Info("Starting workers", "count", workers)
@@ -117,7 +122,6 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	c.queue.ShutDown()
 	wg.Wait()
 	logger.Info("Workers stopped")
-	return nil
 }
 
 // runWorker processes keys until the queue shuts down.

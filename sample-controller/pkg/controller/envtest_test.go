@@ -97,9 +97,7 @@ func startController(t *testing.T, cfg *rest.Config) (kubernetes.Interface, vers
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := c.Run(ctx, 2); err != nil {
-			t.Errorf("Run: %v", err)
-		}
+		c.Run(ctx, 2)
 	}()
 	t.Cleanup(func() {
 		cancel()

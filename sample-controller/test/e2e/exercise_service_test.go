@@ -17,6 +17,7 @@ import (
 // TestExerciseEachFooGetsAServiceForItsPods checks lesson 2's Service exercise,
 // beyond the reference Reconciler; it runs only with EXERCISE=service.
 func TestExerciseEachFooGetsAServiceForItsPods(t *testing.T) {
+	t.Parallel()
 	kittest.Exercise(t, "service")
 	cs, fooClient := clients(t)
 	ns := kittest.Namespace(t, cs, "sample-service")

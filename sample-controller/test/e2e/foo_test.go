@@ -20,6 +20,7 @@ import (
 )
 
 func TestFooCreatesOwnedDeploymentAndReportsAvailableReplicas(t *testing.T) {
+	t.Parallel()
 	cs, fooClient := clients(t)
 	ns := kittest.Namespace(t, cs, "sample-create")
 	startController(t, "controller", ns)
@@ -45,6 +46,7 @@ func TestFooCreatesOwnedDeploymentAndReportsAvailableReplicas(t *testing.T) {
 }
 
 func TestScalingFooScalesDeployment(t *testing.T) {
+	t.Parallel()
 	cs, fooClient := clients(t)
 	ns := kittest.Namespace(t, cs, "sample-scale")
 	startController(t, "controller", ns)
@@ -63,6 +65,7 @@ func TestScalingFooScalesDeployment(t *testing.T) {
 }
 
 func TestKubectlScaleOnDeploymentIsReverted(t *testing.T) {
+	t.Parallel()
 	cs, fooClient := clients(t)
 	ns := kittest.Namespace(t, cs, "sample-revert")
 	startController(t, "controller", ns)
@@ -78,6 +81,7 @@ func TestKubectlScaleOnDeploymentIsReverted(t *testing.T) {
 }
 
 func TestForeignDeploymentIsLeftUntouched(t *testing.T) {
+	t.Parallel()
 	cs, fooClient := clients(t)
 	ns := kittest.Namespace(t, cs, "sample-foreign")
 	labels := map[string]string{"app": "someone-elses"}
@@ -114,6 +118,7 @@ func TestForeignDeploymentIsLeftUntouched(t *testing.T) {
 }
 
 func TestDeletingFooGarbageCollectsDeployment(t *testing.T) {
+	t.Parallel()
 	cs, fooClient := clients(t)
 	ns := kittest.Namespace(t, cs, "sample-gc")
 	controller := startController(t, "controller", ns)
@@ -149,6 +154,7 @@ func TestDeletingFooGarbageCollectsDeployment(t *testing.T) {
 }
 
 func TestInvalidFooIsRejectedByTheAPINamingTheField(t *testing.T) {
+	t.Parallel()
 	cs, fooClient := clients(t)
 	ns := kittest.Namespace(t, cs, "sample-invalid")
 	ctx := context.Background()
@@ -195,6 +201,7 @@ func TestInvalidFooIsRejectedByTheAPINamingTheField(t *testing.T) {
 }
 
 func TestFooStatusIsWrittenThroughStatusSubresource(t *testing.T) {
+	t.Parallel()
 	cs, fooClient := clients(t)
 	ns := kittest.Namespace(t, cs, "sample-status")
 	startController(t, "controller", ns)
@@ -225,6 +232,7 @@ func TestFooStatusIsWrittenThroughStatusSubresource(t *testing.T) {
 }
 
 func TestMissingCRDFailsFastNamingTheFix(t *testing.T) {
+	t.Parallel()
 	// An API server that serves nothing, so discovery cannot find Foos. A
 	// cluster without the CRD answers the same way.
 	server := newEmptyAPIServer(t)
@@ -247,6 +255,7 @@ func TestMissingCRDFailsFastNamingTheFix(t *testing.T) {
 }
 
 func TestRestartedControllerWritesNothingWhenUpToDate(t *testing.T) {
+	t.Parallel()
 	cs, fooClient := clients(t)
 	ns := kittest.Namespace(t, cs, "sample-idle")
 	first := startController(t, "controller", ns)

@@ -6,6 +6,13 @@
 // checks one behaviour a user would notice. Run it with `make test-e2e`;
 // `make test-e2e RECONCILER=stub` shows which behaviours your own Reconciler
 // still lacks.
+//
+// Every test works in a namespace of its own with a controller of its own
+// (started with --namespace, and a Lease of its own when it elects a leader), so
+// no test can see another's objects and they all call t.Parallel: the suite
+// takes about as long as its slowest test. `make test-e2e` passes -parallel to
+// go test, whose default (the number of CPUs) would run only two at a time on a
+// 2-core machine.
 package e2e
 
 import (

@@ -92,6 +92,7 @@ func assertFooReconciled(t *testing.T, ns, name string) {
 }
 
 func TestLeaderElectionFollowerTakesOverWhenLeaderIsKilled(t *testing.T) {
+	t.Parallel()
 	cs, _ := clients(t)
 	ns := kittest.Namespace(t, cs, "sample-leader")
 	replicas, _ := startReplicas(t, cs, ns)
@@ -109,6 +110,7 @@ func TestLeaderElectionFollowerTakesOverWhenLeaderIsKilled(t *testing.T) {
 }
 
 func TestLeaderExitsNonZeroWhenLeaseIsLost(t *testing.T) {
+	t.Parallel()
 	cs, _ := clients(t)
 	ns := kittest.Namespace(t, cs, "sample-lost")
 	replicas, leaseName := startReplicas(t, cs, ns)
@@ -151,6 +153,7 @@ func TestLeaderExitsNonZeroWhenLeaseIsLost(t *testing.T) {
 }
 
 func TestGracefulShutdownReleasesLease(t *testing.T) {
+	t.Parallel()
 	cs, _ := clients(t)
 	ns := kittest.Namespace(t, cs, "sample-shutdown")
 	replicas, leaseName := startReplicas(t, cs, ns)

@@ -23,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	kubeinformers "k8s.io/client-go/informers"
@@ -212,11 +213,26 @@ func checkFooCRD(ctx context.Context, kubeClient kubernetes.Interface) error {
 	return fmt.Errorf("the API server serves %s but not foos; %s", gv, crdInstallHint)
 }
 
+// stripManagedFields is the informers' transform: each object is cached without
+// metadata.managedFields, which this controller never reads and which are often
+// the biggest part of a small object, so the cache of 1000 Deployments takes
+// noticeably less memory. Writes are unaffected: an Update that omits
+// managedFields leaves the server's record of field owners as it was.
+// controller-runtime offers the same as cache.TransformStripManagedFields.
+func stripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
 // runController starts the informers and the Controller with the chosen
 // Reconciler, and blocks until ctx is cancelled.
 func runController(ctx context.Context, o options, kubeClient kubernetes.Interface, fooClient versioned.Interface, recorder record.EventRecorder) error {
-	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, o.resync, kubeinformers.WithNamespace(o.namespace))
-	fooFactory := fooinformers.NewSharedInformerFactoryWithOptions(fooClient, o.resync, fooinformers.WithNamespace(o.namespace))
+	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, o.resync,
+		kubeinformers.WithNamespace(o.namespace), kubeinformers.WithTransform(stripManagedFields))
+	fooFactory := fooinformers.NewSharedInformerFactoryWithOptions(fooClient, o.resync,
+		fooinformers.WithNamespace(o.namespace), fooinformers.WithTransform(stripManagedFields))
 	deployments := kubeFactory.Apps().V1().Deployments()
 	foos := fooFactory.Samplecontroller().V1alpha1().Foos()
 	services := kubeFactory.Core().V1().Services()
@@ -242,15 +258,16 @@ func runController(ctx context.Context, o options, kubeClient kubernetes.Interfa
 	defer fooFactory.Shutdown()
 	// The Controller waits for the caches it has handlers on; the Service cache
 	// is read by the Reconciler only, so wait for it here, or a first reconcile
-	// could miss a Service that exists.
-	for informer, synced := range kubeFactory.WaitForCacheSync(ctx.Done()) {
+	// could miss a Service that exists. The wait gives up only at a shutdown.
+	for _, synced := range kubeFactory.WaitForCacheSync(ctx.Done()) {
 		if !synced {
-			return fmt.Errorf("the cache of %v did not sync before shutdown", informer)
+			return nil
 		}
 	}
 
 	klog.FromContext(ctx).Info("Starting controller", "reconciler", o.reconciler, "workers", o.workers, "namespace", o.namespace, "qps", o.qps, "burst", o.burst)
-	return c.Run(ctx, o.workers)
+	c.Run(ctx, o.workers)
+	return nil
 }
 
 // errLostLeadership is returned when another replica took the Lease while this

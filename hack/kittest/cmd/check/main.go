@@ -134,7 +134,9 @@ func run(o options, w io.Writer) (int, error) {
 	fmt.Fprintf(w, "Checking lesson %s (%s) with %s; each wait gives up after %s.\n", o.lesson, lesson.tier, what, o.timeout)
 
 	start := time.Now()
-	args := []string{"test", "-tags", "e2e", "-count=1", "-json", "-timeout", "30m"}
+	// -parallel: the suites run their independent tests in parallel (t.Parallel),
+	// and go test would otherwise run only as many at once as there are CPUs.
+	args := []string{"test", "-tags", "e2e", "-count=1", "-json", "-timeout", "30m", "-parallel", "16"}
 	if o.run != "" {
 		args = append(args, "-run", o.run)
 	}
