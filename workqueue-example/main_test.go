@@ -86,7 +86,7 @@ type harness struct {
 	client     *fake.Clientset
 	logs       ktesting.Buffer
 	cancel     context.CancelFunc
-	runErr     chan error
+	runDone    chan struct{} // closed when Run returns
 }
 
 // start builds a Controller on a fake clientset holding objects, starts its
@@ -116,13 +116,16 @@ func start(t *testing.T, rec *recordingReconciler, maxRetries, workers int, obje
 		client:     client,
 		logs:       logger.GetSink().(ktesting.Underlier).GetBuffer(),
 		cancel:     cancel,
-		runErr:     make(chan error, 1),
+		runDone:    make(chan struct{}),
 	}
-	go func() { h.runErr <- controller.Run(ctx, workers) }()
+	go func() {
+		defer close(h.runDone)
+		controller.Run(ctx, workers)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-h.runErr:
+		case <-h.runDone:
 		case <-time.After(waitTimeout):
 			t.Errorf("Run did not return within %s of the shutdown", waitTimeout)
 		}
@@ -269,6 +272,39 @@ func TestAlwaysFailingKeyIsAttemptedOnePlusMaxRetriesTimesThenDropped(t *testing
 	}
 }
 
+// A Ctrl-C while the controller is still listing Pods is an ordinary shutdown:
+// Run returns without starting a worker, and says so in the log.
+func TestShutdownBeforeTheCacheSyncsIsCleanAndStartsNoWorker(t *testing.T) {
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(newPod("team-a", "web", nil)), 0)
+	rec := &recordingReconciler{}
+	// The informer is never started, so its cache never syncs.
+	controller, err := NewController(ctx, factory.Core().V1().Pods().Informer(), rec, 5)
+	if err != nil {
+		t.Fatalf("NewController: %v", err)
+	}
+	cancel()
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		controller.Run(ctx, 2)
+	}()
+	select {
+	case <-done:
+	case <-time.After(waitTimeout):
+		t.Fatalf("Run did not return within %s of a shutdown before the cache synced", waitTimeout)
+	}
+	h := &harness{logs: logger.GetSink().(ktesting.Underlier).GetBuffer()}
+	if h.countLogs("Shut down before the informer cache synced") != 1 || h.countLogs("Workers started") != 0 {
+		t.Errorf("log = %q; want one \"Shut down before the informer cache synced\" and no \"Workers started\"", h.logs.String())
+	}
+	if got := rec.observations(); len(got) != 0 {
+		t.Errorf("reconciled %q before the cache synced; want nothing", got)
+	}
+}
+
 func TestShutdownWaitsForTheInFlightReconcileAndStartsNoNewOne(t *testing.T) {
 	started := make(chan struct{})
 	release := make(chan struct{})
@@ -295,19 +331,14 @@ func TestShutdownWaitsForTheInFlightReconcileAndStartsNoNewOne(t *testing.T) {
 	// Run must still be waiting for the reconcile that is in flight. (A broken Run
 	// could return a moment later; this check catches it when it returns at once.)
 	select {
-	case err := <-h.runErr:
-		h.runErr <- err // for the cleanup
+	case <-h.runDone:
 		t.Fatal("Run returned while a reconcile was still in flight")
 	case <-time.After(100 * time.Millisecond):
 	}
 	close(release)
 
 	select {
-	case err := <-h.runErr:
-		if err != nil {
-			t.Errorf("Run returned %v after a clean shutdown, want nil", err)
-		}
-		h.runErr <- err // for the cleanup
+	case <-h.runDone:
 	case <-time.After(waitTimeout):
 		t.Fatal("Run did not return after the in-flight reconcile finished")
 	}

@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -79,4 +81,46 @@ func TestFooDeletionTombstoneIsQueued(t *testing.T) {
 	if key, _ := c.queue.Get(); key != (cache.ObjectName{Namespace: "default", Name: "test"}) {
 		t.Errorf("queued %v, want default/test", key)
 	}
+}
+
+// TestShutdownBeforeCachesSyncIsClean checks that a SIGTERM during startup (ctx
+// cancelled while the informers still list) ends Run at once, starts no worker
+// and shuts the queue down: a clean stop, so the process can exit 0.
+func TestShutdownBeforeCachesSyncIsClean(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	reconciled := make(chan cache.ObjectName, 1)
+	c := &Controller{
+		queue:      workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()),
+		synced:     []cache.InformerSynced{func() bool { return false }}, // an informer that never lists
+		reconciler: reconcilerFunc(func(_ context.Context, key cache.ObjectName) error { reconciled <- key; return nil }),
+	}
+	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "test"})
+	cancel()
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx, 2)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after a shutdown before the caches synced")
+	}
+	if !c.queue.ShuttingDown() {
+		t.Error("the queue was not shut down")
+	}
+	select {
+	case key := <-reconciled:
+		t.Errorf("reconciled %v before the caches synced; want no worker to start", key)
+	default:
+	}
+}
+
+// reconcilerFunc turns a function into a Reconciler.
+type reconcilerFunc func(ctx context.Context, key cache.ObjectName) error
+
+func (f reconcilerFunc) Reconcile(ctx context.Context, key cache.ObjectName) error {
+	return f(ctx, key)
 }

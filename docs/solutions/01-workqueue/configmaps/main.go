@@ -176,11 +176,12 @@ func run(ctx context.Context, args []string) error {
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	// Both loops run until ctx is cancelled; run returns when both have stopped.
-	errs := make(chan error, 2)
+	var wg sync.WaitGroup
 	for _, c := range []*Controller{controller, configMapController} {
-		go func() { errs <- c.Run(ctx, o.workers) }()
+		wg.Go(func() { c.Run(ctx, o.workers) })
 	}
-	return errors.Join(<-errs, <-errs)
+	wg.Wait()
+	return nil
 }
 
 // restConfig loads the client configuration the way kubectl does: --kubeconfig if
@@ -266,16 +267,18 @@ func (c *Controller) onDelete(logger klog.Logger, obj any) {
 
 // Run waits for the informer's cache to sync, starts workers and blocks until ctx is
 // cancelled. It then stops handing out keys and returns once every reconcile that
-// was already running has finished. Start the informer before calling Run. It
-// returns an error when ctx is cancelled before the cache synced.
-func (c *Controller) Run(ctx context.Context, workers int) error {
+// was already running has finished. Start the informer before calling Run. A ctx
+// cancelled before the cache synced is a clean stop too: no worker had started.
+func (c *Controller) Run(ctx context.Context, workers int) {
 	logger := klog.FromContext(ctx)
 
 	// Workers read from the cache; before the first full list a Pod missing from it
-	// might exist, and a Reconciler would act on a wrong picture of the world.
+	// might exist, and a Reconciler would act on a wrong picture of the world. The
+	// wait gives up only when ctx ends, that is when a shutdown was asked for.
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.handlerSynced) {
 		c.queue.ShutDown()
-		return fmt.Errorf("the informer cache did not sync before shutdown: %w", context.Cause(ctx))
+		logger.Info("Shut down before the informer cache synced")
+		return
 	}
 
 	// Reconciles get a context the shutdown signal does not cancel, so a write that
@@ -294,7 +297,6 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	c.queue.ShutDown()
 	wg.Wait()
 	logger.Info("All workers stopped")
-	return nil
 }
 
 // processNextWorkItem takes one key off the queue, reconciles it and records the

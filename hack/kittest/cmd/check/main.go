@@ -281,12 +281,12 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 
 // refusedReconciler returns a line of the tests' output (the controller's
 // log, printed when a test fails) in which the controller refused the
-// --reconciler flag, or "" when there is none.
+// --reconciler flag (every tier says `--reconciler="x": want one of ...`), or ""
+// when there is none.
 func refusedReconciler(results map[string]*result, reconciler string) string {
 	for _, name := range sortedKeys(results) {
 		for _, line := range results[name].output {
-			if strings.Contains(line, "--reconciler=") && strings.Contains(line, reconciler) &&
-				(strings.Contains(line, "must be") || strings.Contains(line, "want")) {
+			if strings.Contains(line, "--reconciler=") && strings.Contains(line, reconciler) && strings.Contains(line, "want one of") {
 				return strings.TrimSpace(line)
 			}
 		}

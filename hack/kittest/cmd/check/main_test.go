@@ -110,9 +110,9 @@ func TestSubtestFailureIsNotReportedAgainOnItsParent(t *testing.T) {
 func TestUnknownReconcilerIsNamedFromTheControllerLog(t *testing.T) {
 	res := map[string]*result{"TestX": {action: "fail", output: []string{
 		"    x_test.go:12: timed out after 30s waiting for the workers to start",
-		`        E1129 main.go:70] "Controller failed" err="--reconciler=\"nope\": must be reference or stub"`,
+		`        E1129 main.go:70] "Controller failed" err="--reconciler=\"nope\": want one of reference, stub"`,
 	}}}
-	if got := refusedReconciler(res, "nope"); !strings.Contains(got, `must be reference or stub`) {
+	if got := refusedReconciler(res, "nope"); !strings.Contains(got, `want one of reference, stub`) {
 		t.Errorf("refusedReconciler = %q, want the controller's refusal", got)
 	}
 	if got := refusedReconciler(res, "mine"); got != "" {
