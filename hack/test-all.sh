@@ -1,34 +1,43 @@
 #!/usr/bin/env bash
-# test-all.sh is `make test`, everything CI runs: build the pinned binaries, check
-# generated code, vet, unit and envtest suites, then every e2e suite on a fresh local
-# cluster named controller-kit-test (apart from the learner's controller-kit), which
-# is deleted afterwards whether the suites pass or fail (on failure it prints the
-# tail of every control-plane component's log). The lessons' suites run in three
-# parallel lanes (hack/test-lessons.sh): each tier's e2e suite, then `make check`
-# against the stub and against the exercise solutions. Last, a smoke run of
-# `make bench`.
+# test-all.sh is `make test`, everything CI runs. First, one after another: build
+# the pinned binaries, check generated code and docs, vet. Then a fresh local
+# cluster named controller-kit-test (apart from the learner's controller-kit) and
+# its own e2e checks. Then three jobs at once, because each mostly waits (on a
+# deadline, a Lease, a cluster starting) and two cores are enough for all:
+#
+#   - the lessons, one lane each (hack/test-lessons.sh): each tier's e2e suite, then
+#     `make check` against the stub and against the exercise solutions;
+#   - the unit and envtest suites (make test-unit; they start API servers of their own);
+#   - a smoke run of `make bench` (its own clusters; timings are never checked).
+#
+# The test cluster is deleted afterwards whether the suites pass or fail; on failure
+# the tail of every control-plane component's log is printed, and so is the log of
+# any job that failed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$KIT_ROOT"
 
 step() { kit_log "==== $*"; }
 
-step "1/7 pinned binaries (cold: 10-15 min on 2 cores; warm: seconds)"
+step "1/5 pinned binaries (cold: 10-15 min on 2 cores; warm: seconds)"
 hack/build-bins.sh cluster codegen
-step "2/7 generated code is current (make verify), docs name real upstream paths (make verify-docs)"
+# make verify regenerates code in place, so it runs before anything compiles.
+step "2/5 generated code is current (make verify), docs name real upstream paths (make verify-docs)"
 make --no-print-directory verify
 make --no-print-directory verify-docs
-step "3/7 go vet"
+step "3/5 go vet"
 make --no-print-directory vet
-step "4/7 unit and envtest suites"
-make --no-print-directory test-unit
 
 export KIT_CLUSTER=controller-kit-test
 source hack/lib.sh # recompute the kubeconfig path for the test cluster
-step "5/7 e2e: the cluster itself, on a fresh local cluster '$KIT_CLUSTER'"
+step "4/5 a fresh local cluster '$KIT_CLUSTER' and its own e2e checks"
 hack/local-down.sh >/dev/null
+jobs_pids=()
 teardown() {
 	local rc=$?
+	# Let the background jobs finish: each cleans up after itself (the bench
+	# deletes its clusters), which a kill would cut short.
+	for pid in "${jobs_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
 	if [ $rc -ne 0 ]; then
 		kit_log "tests failed; last lines of each control-plane component's log:"
 		for f in "$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/"*.log; do
@@ -44,16 +53,35 @@ teardown() {
 trap teardown EXIT
 hack/local-up.sh
 KUBECONFIG="$KIT_KUBECONFIG" make --no-print-directory test-e2e-cluster
-# Each lesson's e2e suite passes with its reference; make check stays honest: each
-# stub fails exactly the checks it should, and each exercise check passes on its
-# solution and fails on the reference.
-step "6/7 lessons 1-3: e2e suites, checks against the stubs, exercise solutions"
-KUBECONFIG="$KIT_KUBECONFIG" hack/test-lessons.sh --e2e --stub --solution
+
+step "5/5 at once: lessons 1-3 (e2e suites, checks against the stubs, exercise solutions), unit and envtest suites, bench smoke run"
+# background runs "$@" with its output in log $1, and prints a line when it ends.
+background() {
+	local log=$1 what=$2 start=$SECONDS
+	shift 2
+	if "$@" >"$log" 2>&1; then
+		kit_log "$what: passed ($((SECONDS - start)) s)"
+	else
+		kit_log "$what: FAILED; its log ($log) follows"
+		cat "$log"
+		return 1
+	fi
+}
+kit_log "unit and envtest suites in the background (log: $KIT_OUT/test-unit.log)"
+background "$KIT_OUT/test-unit.log" "unit and envtest suites" make --no-print-directory test-unit &
+jobs_pids+=($!)
+# The smoke run proves the bench harness still builds and drives every scenario,
+# so it cannot rot unnoticed (N=5, a 5 s idle window; the table is not checked).
+kit_log "bench smoke run in the background (N=5; log: $KIT_OUT/bench-smoke.log, table: $KIT_OUT/bench-smoke.md)"
+background "$KIT_OUT/bench-smoke.log" "bench smoke run" \
+	bash -c "make --no-print-directory bench N=5 IDLE=5s >'$KIT_OUT/bench-smoke.md'" &
+jobs_pids+=($!)
+
+rc=0
+KUBECONFIG="$KIT_KUBECONFIG" hack/test-lessons.sh --e2e --stub --solution || rc=1
+for pid in "${jobs_pids[@]}"; do wait "$pid" || rc=1; done
+jobs_pids=()
+[ $rc -eq 0 ] || exit $rc
 trap - EXIT
 hack/local-down.sh
-
-# The benchmark harness is not a test (timings are never pass/fail), but a tiny run
-# proves it still builds and drives every scenario, so it cannot rot unnoticed.
-step "7/7 bench harness smoke run (N=5, 5 s idle window; timings not checked)"
-make --no-print-directory bench N=5 IDLE=5s >"$KIT_OUT/bench-smoke.md"
 step "all tests passed"

@@ -115,7 +115,9 @@ func main() {
 
 // run parses the flags, builds the manager and runs it until SIGTERM/SIGINT.
 // The flags the kit adds to kubebuilder's are --reconciler, --enable-webhooks,
-// --operator-namespace, --leader-election-namespace and --kube-api-qps/-burst.
+// --operator-namespace, --leader-election-namespace, the Lease timings
+// --leader-elect-lease-duration/-renew-deadline/-retry-period (named as in
+// sample-controller) and --kube-api-qps/-burst.
 //
 //nolint:gocyclo
 func run() error {
@@ -125,6 +127,7 @@ func run() error {
 	var webhookPort int
 	var enableLeaderElection bool
 	var leaderElectionNamespace string
+	var leaseDuration, renewDeadline, retryPeriod time.Duration
 	var probeAddr string
 	var secureMetrics bool
 	var enableHTTP2 bool
@@ -144,6 +147,12 @@ func run() error {
 			"config/manager/manager.yaml turns it on in-cluster.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
 		"The namespace of the leader election Lease; needed outside a cluster (defaults to the Pod's namespace in-cluster).")
+	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"How long other replicas wait after the leader's last renewal before taking over.")
+	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"How long the leader keeps retrying a renewal before it gives up leadership (and exits).")
+	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 2*time.Second,
+		"How often replicas try to take or renew the Lease.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,
 		"If set, the metrics endpoint is served securely via HTTPS. Use --metrics-secure=false to use HTTP instead.")
 	flag.StringVar(&webhookCertPath, "webhook-cert-path", "", "The directory that contains the webhook certificate.")
@@ -251,6 +260,9 @@ func run() error {
 		LeaderElection:          enableLeaderElection,
 		LeaderElectionID:        "90d9e30a.controller-kit.dev",
 		LeaderElectionNamespace: leaderElectionNamespace,
+		LeaseDuration:           &leaseDuration,
+		RenewDeadline:           &renewDeadline,
+		RetryPeriod:             &retryPeriod,
 		// The process exits as soon as the manager stops, so it can hand the
 		// Lease over at once instead of making the next leader wait it out.
 		LeaderElectionReleaseOnCancel: true,

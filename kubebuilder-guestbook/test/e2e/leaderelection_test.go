@@ -43,11 +43,18 @@ func TestLeaderElectionHandsOverAndTheOldLeaderExits(t *testing.T) {
 	operatorNS := kittest.Namespace(t, cs, "guestbook-operator")
 	installRBAC(t, c, operatorNS)
 
-	first := startManager(t, "manager-a", operatorNS)
+	// Shorter Lease timings than the defaults (15 s, 10 s, 2 s) keep the
+	// hand-over quick, with room for a loaded machine.
+	leaseTimings := []string{
+		"--leader-elect-lease-duration=8s",
+		"--leader-elect-renew-deadline=5s",
+		"--leader-elect-retry-period=1s",
+	}
+	first := startManager(t, "manager-a", operatorNS, leaseTimings...)
 	kittest.Eventually(t, deadline, "manager-a to become leader", func(context.Context) (bool, error) {
 		return strings.Contains(first.Logs(), acquired), nil
 	})
-	second := startManager(t, "manager-b", operatorNS)
+	second := startManager(t, "manager-b", operatorNS, leaseTimings...)
 
 	ns := kittest.Namespace(t, cs, "guestbook")
 	createGuestbook(t, c, ns, "shop", 1)
