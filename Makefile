@@ -115,8 +115,10 @@ verify: generate ## Fail if generated code or manifests are not what is committe
 	@hack/verify-clean.sh
 
 .PHONY: verify-docs
-verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions.
+verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, or a solution patch no longer applies.
 	@hack/check-reading-paths.sh
+	@for p in docs/solutions/*/*.patch; do git apply --check "$$p" || { echo "$$p no longer applies: see docs/solutions/README.md" >&2; exit 1; }; done
+	@echo ">> docs/solutions: every patch applies to its tier"
 
 .PHONY: vet
 vet: ## gofmt and go vet every module of the workspace, e2e suites included.

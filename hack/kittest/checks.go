@@ -23,8 +23,8 @@ const (
 	ExerciseEnv = "EXERCISE"
 	// OverlayEnv names a `go build -overlay` file: BuildBinary builds with it, and
 	// File returns the replacement it names for a non-Go file. This is how
-	// `make check SOLUTION=...` builds a tier with a reference solution from
-	// docs/solutions without changing the tier's files.
+	// `make check SOLUTION=...` builds a tier with a reference solution (a patch
+	// in docs/solutions, applied to copies) without changing the tier's files.
 	OverlayEnv = "KIT_E2E_OVERLAY"
 )
 

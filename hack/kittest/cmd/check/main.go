@@ -13,9 +13,10 @@
 // with RECONCILER set (the suites pass it to the controller's --reconciler
 // flag), reads each test's outcome from the JSON stream, and matches it with the
 // check table the suite writes (each tier's test/e2e/checks_test.go, written to
-// the file named by $KIT_CHECKS_OUT). With -solution it builds the tier with the
-// files of docs/solutions/<lesson>/<name>/ laid over it (a `go build -overlay`),
-// so the reference solutions never change the tier's own files.
+// the file named by $KIT_CHECKS_OUT). With -solution it applies the patch
+// docs/solutions/<lesson>/<name>.patch to copies of the files it changes and
+// builds the tier with those copies laid over it (a `go build -overlay`), so the
+// reference solutions never change the tier's own files.
 package main
 
 import (
@@ -77,7 +78,7 @@ func main() {
 	flag.StringVar(&o.lesson, "lesson", "", "the lesson to check: 1, 2 or 3")
 	flag.StringVar(&o.reconciler, "reconciler", "reference", "the Reconciler to check: stub, reference, or a name you registered in the tier")
 	flag.StringVar(&o.exercise, "exercise", "", "also run the checks of this exercise beyond the reference (see the lesson's Exercises)")
-	flag.StringVar(&o.solution, "solution", "", "build the tier with the reference solution docs/solutions/<lesson>/<name>/ laid over it")
+	flag.StringVar(&o.solution, "solution", "", "build the tier with the reference solution docs/solutions/<lesson>/<name>.patch applied (to copies; the tier is not changed)")
 	flag.StringVar(&o.timeout, "timeout", "30s", "how long each wait of a check may take (the suites' own default is 90-120 s)")
 	flag.StringVar(&o.run, "run", "", "run only the checks whose test names match this regular expression (go test -run)")
 	flag.BoolVar(&o.expectStub, "expect-stub", false, "for make test-checks: succeed only when exactly the checks marked StubFails fail")
@@ -120,7 +121,7 @@ func run(o options, w io.Writer) (int, error) {
 		o.exercise = o.solution // a solution is checked with its exercise's checks
 	}
 	if o.solution != "" {
-		overlay, err := writeOverlay(root, lesson.doc, lesson.tier, o.solution, tmp)
+		overlay, err := writeOverlay(root, lesson.doc, o.solution, tmp)
 		if err != nil {
 			return 0, err
 		}
@@ -382,36 +383,81 @@ func slug(heading string) string {
 	return b.String()
 }
 
-// writeOverlay writes a `go build -overlay` file that lays every file under
-// docs/solutions/<lesson>/<solution>/ over the same path in the tier, and
-// returns its path.
-func writeOverlay(root, doc, tier, solution, tmp string) (string, error) {
+// writeOverlay applies the reference solution docs/solutions/<lesson>/<solution>.patch
+// (a `git diff` of the repository) to copies of the files it touches, under tmp,
+// and writes a `go build -overlay` file that lays each patched copy over its
+// path in the repository. It returns the overlay file's path. The tier's own
+// files never change. A patch that no longer applies (the tier moved on under
+// it) is an error that says how to bring the patch up to date.
+func writeOverlay(root, doc, solution, tmp string) (string, error) {
 	lessonName := strings.TrimSuffix(filepath.Base(doc), ".md")
-	dir := filepath.Join(root, "docs", "solutions", lessonName, solution)
-	replace := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil {
-			return err
-		}
-		replace[filepath.Join(root, tier, rel)] = path
-		return nil
-	})
+	patch := filepath.Join(root, "docs", "solutions", lessonName, solution+".patch")
+	data, err := os.ReadFile(patch)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("-solution=%q: no folder %s (the solutions are the folders of docs/solutions/%s)", solution, dir, lessonName)
+		have, _ := filepath.Glob(filepath.Join(root, "docs", "solutions", lessonName, "*.patch"))
+		for i, h := range have {
+			have[i] = strings.TrimSuffix(filepath.Base(h), ".patch")
+		}
+		return "", fmt.Errorf("-solution=%q: no file %s (lesson %s's solutions: %s)", solution, patch, lessonName, strings.Join(have, ", "))
 	}
 	if err != nil {
 		return "", err
 	}
-	data, err := json.Marshal(map[string]any{"Replace": replace})
+	paths := patchedPaths(string(data))
+	if len(paths) == 0 {
+		return "", fmt.Errorf("%s names no file to change; it should be the output of git diff", patch)
+	}
+	// Copy each file the patch changes (new files have no original), then let
+	// git apply the patch there, outside any repository, as patch(1) would.
+	tree := filepath.Join(tmp, "solution")
+	for _, rel := range paths {
+		dst := filepath.Join(tree, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return "", err
+		}
+		src, err := os.ReadFile(filepath.Join(root, rel))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(dst, src, 0o644); err != nil {
+			return "", err
+		}
+	}
+	apply := exec.Command("git", "apply", "--whitespace=nowarn", patch)
+	apply.Dir = tree
+	// Inside a repository git apply would skip paths outside the current
+	// folder; the ceiling keeps it from finding one above the copies.
+	apply.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+tmp)
+	if out, err := apply.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s no longer applies to the tier (%v):\n%s"+
+			"Bring it up to date as docs/solutions/README.md says (apply it by hand, fix the conflicts, git diff again)",
+			patch, err, out)
+	}
+	replace := map[string]string{}
+	for _, rel := range paths {
+		replace[filepath.Join(root, rel)] = filepath.Join(tree, rel)
+	}
+	overlay, err := json.Marshal(map[string]any{"Replace": replace})
 	if err != nil {
 		return "", err
 	}
 	path := filepath.Join(tmp, "overlay.json")
-	return path, os.WriteFile(path, data, 0o644)
+	return path, os.WriteFile(path, overlay, 0o644)
+}
+
+// patchedPaths returns the repository paths a git diff changes or creates, in
+// the order it names them ("+++ b/<path>" lines; deletions are not supported).
+func patchedPaths(patch string) []string {
+	var paths []string
+	for _, line := range strings.Split(patch, "\n") {
+		if rel, ok := strings.CutPrefix(line, "+++ b/"); ok {
+			paths = append(paths, filepath.FromSlash(strings.TrimSpace(rel)))
+		}
+	}
+	return paths
 }
 
 // readChecks reads the check table the suite wrote.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +118,97 @@ func TestUnknownReconcilerIsNamedFromTheControllerLog(t *testing.T) {
 	}
 	if got := refusedReconciler(res, "mine"); got != "" {
 		t.Errorf("refusedReconciler for another name = %q, want none", got)
+	}
+}
+
+// writeSolution lays out a repository root with one tier file and one
+// solution patch for lesson 2, and returns the root.
+func writeSolution(t *testing.T, patch string) string {
+	t.Helper()
+	root := t.TempDir()
+	for path, content := range map[string]string{
+		"tier/main.go": "package main\n\nfunc main() {}\n",
+		"docs/solutions/02-sample-controller/service.patch": patch,
+	} {
+		path = filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestSolutionPatchIsAppliedToCopiesAndLaidOverTheTier(t *testing.T) {
+	root := writeSolution(t, `diff --git a/tier/main.go b/tier/main.go
+--- a/tier/main.go
++++ b/tier/main.go
+@@ -1,3 +1,3 @@
+ package main
+ 
+-func main() {}
++func main() { println("solution") }
+diff --git a/tier/service.go b/tier/service.go
+new file mode 100644
+--- /dev/null
++++ b/tier/service.go
+@@ -0,0 +1 @@
++package main
+`)
+	overlayPath, err := writeOverlay(root, "docs/lessons/02-sample-controller.md", "service", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var overlay struct{ Replace map[string]string }
+	data, err := os.ReadFile(overlayPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &overlay); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"main.go": `println("solution")`, "service.go": "package main"}
+	if len(overlay.Replace) != len(want) {
+		t.Errorf("overlay replaces %v, want main.go and service.go", overlay.Replace)
+	}
+	for name, content := range want {
+		copyPath, ok := overlay.Replace[filepath.Join(root, "tier", name)]
+		if !ok {
+			t.Errorf("overlay does not replace tier/%s: %v", name, overlay.Replace)
+			continue
+		}
+		got, err := os.ReadFile(copyPath)
+		if err != nil || !strings.Contains(string(got), content) {
+			t.Errorf("patched tier/%s = %q (%v), want it to contain %q", name, got, err, content)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "tier/main.go")); string(got) != "package main\n\nfunc main() {}\n" {
+		t.Errorf("the tier's own main.go changed: %q", got)
+	}
+}
+
+func TestStaleSolutionPatchSaysHowToUpdateIt(t *testing.T) {
+	root := writeSolution(t, `diff --git a/tier/main.go b/tier/main.go
+--- a/tier/main.go
++++ b/tier/main.go
+@@ -1,3 +1,3 @@
+ package main
+ 
+-func main() { println("an older tier") }
++func main() { println("solution") }
+`)
+	_, err := writeOverlay(root, "docs/lessons/02-sample-controller.md", "service", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "no longer applies") || !strings.Contains(err.Error(), "docs/solutions/README.md") {
+		t.Errorf("writeOverlay = %v, want an error saying the patch no longer applies and where to read how to fix it", err)
+	}
+}
+
+func TestUnknownSolutionListsTheLessonsSolutions(t *testing.T) {
+	root := writeSolution(t, "")
+	_, err := writeOverlay(root, "docs/lessons/02-sample-controller.md", "nope", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), `-solution="nope"`) || !strings.Contains(err.Error(), "service") {
+		t.Errorf("writeOverlay = %v, want an error naming -solution and the lesson's solutions (service)", err)
 	}
 }
