@@ -19,7 +19,7 @@ cd "$KIT_ROOT"
 
 step() { kit_log "==== $*"; }
 
-step "1/5 pinned binaries (cold: 10-15 min on 2 cores; warm: seconds)"
+step "1/5 pinned binaries (cold: about 10 min on 2 cores; warm: seconds)"
 hack/build-bins.sh cluster codegen
 # make verify regenerates code in place, so it runs before anything compiles.
 step "2/5 generated code is current (make verify), docs name real upstream paths (make verify-docs)"
