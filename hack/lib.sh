@@ -29,6 +29,15 @@ export KIT_T0
 # kit_log prints a progress line with the seconds since KIT_T0.
 kit_log() { printf '[%3ds] %s\n' "$(($(date +%s) - KIT_T0))" "$*"; }
 
+# kit_kill_tree PID sends SIGTERM to PID and to every process below it, the
+# deepest first, so that a test binary's controllers get their own SIGTERM (and
+# shut down cleanly) even when the test binary dies before its cleanups run.
+kit_kill_tree() {
+	local child
+	for child in $(pgrep -P "$1" 2>/dev/null); do kit_kill_tree "$child"; done
+	kill -TERM "$1" 2>/dev/null || true
+}
+
 # kit_kubectl runs the kit's own kubectl against the kit kubeconfig.
 kit_kubectl() { "$KIT_BIN/kubectl" --kubeconfig "$KIT_KUBECONFIG" "$@"; }
 

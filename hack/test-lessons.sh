@@ -73,9 +73,11 @@ lane() {
 		# The reference lacks the exercise, so its check must fail; 10 s is plenty
 		# for a wait that is meant to time out.
 		echo ">> check: exercise $name against the reference (must fail)" >>"$log"
+		local out="$log.exercise"
 		code=0
-		"$check" -timeout 10s -lesson "$l" -exercise "$name" -run TestExercise >>"$log" 2>&1 || code=$?
-		if [ $code -ne 1 ] || ! grep -q "^FAIL  exercise $name" "$log"; then
+		"$check" -timeout 10s -lesson "$l" -exercise "$name" -run TestExercise >"$out" 2>&1 || code=$?
+		cat "$out" >>"$log"
+		if [ $code -ne 1 ] || ! grep -q "^FAIL  exercise $name" "$out"; then
 			echo "the reference was expected to fail the exercise's check (exit code 1), got exit code $code" >>"$log"
 			return 1
 		fi
@@ -94,18 +96,20 @@ else
 	kit_log "lessons ${lessons[*]} in parallel, one lane each: $what (logs: $KIT_OUT/lesson-N.log)"
 fi
 pids=()
+# On Ctrl-C or SIGTERM, stop every lane with the controllers its tests started.
+trap 'kit_log "interrupted: stopping the lanes"; for p in "${pids[@]}"; do kit_kill_tree "$p"; done; wait; exit 130' INT TERM
 for l in "${lessons[@]}"; do
 	: >"$KIT_OUT/lesson-$l.log"
 	lane "$l" "$KIT_OUT/lesson-$l.log" &
 	pids+=($!)
 done
-rc=0
+failed=()
 for i in "${!lessons[@]}"; do
-	l=${lessons[$i]}
-	if ! wait "${pids[$i]}"; then
-		rc=1
-		kit_log "lesson $l: FAILED; its log ($KIT_OUT/lesson-$l.log) follows"
-		cat "$KIT_OUT/lesson-$l.log"
-	fi
+	wait "${pids[$i]}" || failed+=("${lessons[$i]}")
 done
-exit $rc
+# The logs of failed lanes come last, one after another, once every lane is done.
+for l in "${failed[@]+"${failed[@]}"}"; do
+	kit_log "lesson $l: FAILED; its log ($KIT_OUT/lesson-$l.log) follows"
+	cat "$KIT_OUT/lesson-$l.log"
+done
+[ ${#failed[@]} -eq 0 ]

@@ -131,6 +131,11 @@ func run(ctx context.Context, o options) error {
 	if _, ok := reconcilers[o.reconciler]; !ok {
 		return fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(slices.Sorted(maps.Keys(reconcilers)), ", "))
 	}
+	if o.leaderElect {
+		if err := checkLeaseTimings(o.leaseDuration, o.renewDeadline, o.retryPeriod); err != nil {
+			return err
+		}
+	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
 		&clientcmd.ConfigOverrides{},
@@ -242,6 +247,26 @@ func runController(ctx context.Context, o options, kubeClient kubernetes.Interfa
 
 	klog.FromContext(ctx).Info("Starting controller", "reconciler", o.reconciler, "workers", o.workers, "namespace", o.namespace, "qps", o.qps, "burst", o.burst)
 	c.Run(ctx, o.workers)
+	return nil
+}
+
+// checkLeaseTimings returns an error naming the flag to change when the
+// leader-election durations cannot work together; client-go's
+// leaderelection.NewLeaderElector makes the same checks, but RunOrDie panics on
+// them. The leader retries a renewal every retry period (plus up to
+// leaderelection.JitterFactor of jitter) until the renew deadline, and the
+// others take the Lease once lease duration has passed since the last renewal.
+func checkLeaseTimings(leaseDuration, renewDeadline, retryPeriod time.Duration) error {
+	switch {
+	case retryPeriod <= 0:
+		return fmt.Errorf("--leader-elect-retry-period=%s: want a positive duration, such as 2s", retryPeriod)
+	case float64(renewDeadline) <= leaderelection.JitterFactor*float64(retryPeriod):
+		return fmt.Errorf("--leader-elect-renew-deadline=%s: want more than %.1f times --leader-elect-retry-period=%s, so a renewal can be retried",
+			renewDeadline, leaderelection.JitterFactor, retryPeriod)
+	case leaseDuration <= renewDeadline:
+		return fmt.Errorf("--leader-elect-lease-duration=%s: want more than --leader-elect-renew-deadline=%s, so a leader gives up before another may take over",
+			leaseDuration, renewDeadline)
+	}
 	return nil
 }
 

@@ -256,7 +256,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 
 	// Workers read from the cache; before the first full list a Pod missing from it
 	// might exist, and a Reconciler would act on a wrong picture of the world. The
-	// wait gives up only when ctx ends, that is when a shutdown was asked for.
+	// wait ends early only at a shutdown (client-go then logs "Unable to sync caches").
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.handlerSynced) {
 		c.queue.ShutDown()
 		logger.Info("Shut down before the informer cache synced")

@@ -20,6 +20,7 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -40,6 +41,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/leaderelection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -188,6 +190,15 @@ func run() error {
 
 	if _, ok := reconcilers[reconcilerName]; !ok {
 		return fmt.Errorf("--reconciler=%q: want one of %s", reconcilerName, strings.Join(slices.Sorted(maps.Keys(reconcilers)), ", "))
+	}
+	if enableLeaderElection {
+		// In a Pod the Lease goes to the Pod's namespace, read from this file.
+		if _, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); leaderElectionNamespace == "" && err != nil {
+			return errors.New("--leader-elect outside a cluster needs --leader-election-namespace: the namespace of the Lease")
+		}
+		if err := checkLeaseTimings(leaseDuration, renewDeadline, retryPeriod); err != nil {
+			return err
+		}
 	}
 
 	// if the enable-http2 flag is false (the default), http/2 should be disabled
@@ -339,4 +350,24 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// checkLeaseTimings returns an error naming the flag to change when the
+// leader-election durations cannot work together (the manager would fail on
+// them later, naming its Go options instead of the flags). The leader retries a
+// renewal every retry period (plus up to leaderelection.JitterFactor of jitter)
+// until the renew deadline, and the others take the Lease once lease duration
+// has passed since the last renewal. sample-controller's main.go has the same.
+func checkLeaseTimings(leaseDuration, renewDeadline, retryPeriod time.Duration) error {
+	switch {
+	case retryPeriod <= 0:
+		return fmt.Errorf("--leader-elect-retry-period=%s: want a positive duration, such as 2s", retryPeriod)
+	case float64(renewDeadline) <= leaderelection.JitterFactor*float64(retryPeriod):
+		return fmt.Errorf("--leader-elect-renew-deadline=%s: want more than %.1f times --leader-elect-retry-period=%s, so a renewal can be retried",
+			renewDeadline, leaderelection.JitterFactor, retryPeriod)
+	case leaseDuration <= renewDeadline:
+		return fmt.Errorf("--leader-elect-lease-duration=%s: want more than --leader-elect-renew-deadline=%s, so a leader gives up before another may take over",
+			leaseDuration, renewDeadline)
+	}
+	return nil
 }

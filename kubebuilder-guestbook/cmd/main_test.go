@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -86,6 +87,27 @@ func TestManagerWithoutTheCRDFailsNamingTheFix(t *testing.T) {
 	for _, want := range []string{"Kind=Guestbook", "CRD is not installed", "make install"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+func TestLeaseTimingsThatCannotWorkNameTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		lease, renew, retry time.Duration
+		want                string // the flag the error must name; "" for valid timings
+	}{
+		{15 * time.Second, 10 * time.Second, 2 * time.Second, ""},
+		{10 * time.Second, 7 * time.Second, time.Second, ""},
+		{15 * time.Second, 10 * time.Second, 0, "--leader-elect-retry-period=0s"},
+		{15 * time.Second, 10 * time.Second, 9 * time.Second, "--leader-elect-renew-deadline=10s"},
+		{15 * time.Second, 20 * time.Second, 2 * time.Second, "--leader-elect-lease-duration=15s"},
+	} {
+		err := checkLeaseTimings(tc.lease, tc.renew, tc.retry)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("checkLeaseTimings(%s, %s, %s) = %v, want nil", tc.lease, tc.renew, tc.retry, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("checkLeaseTimings(%s, %s, %s) = %v, want an error naming %s", tc.lease, tc.renew, tc.retry, err, tc.want)
 		}
 	}
 }

@@ -46,8 +46,8 @@ func TestLeaderElectionHandsOverAndTheOldLeaderExits(t *testing.T) {
 	// Shorter Lease timings than the defaults (15 s, 10 s, 2 s) keep the
 	// hand-over quick, with room for a loaded machine.
 	leaseTimings := []string{
-		"--leader-elect-lease-duration=8s",
-		"--leader-elect-renew-deadline=5s",
+		"--leader-elect-lease-duration=10s",
+		"--leader-elect-renew-deadline=7s",
 		"--leader-elect-retry-period=1s",
 	}
 	first := startManager(t, "manager-a", operatorNS, leaseTimings...)

@@ -103,9 +103,9 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 
 	logger.Info("Waiting for informer caches to sync")
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
-		// The wait gives up only when ctx ends: a shutdown was asked for before
-		// the caches were ready. No worker has started, so there is nothing to
-		// finish, and a SIGTERM during startup is as clean a stop as any other.
+		// The wait ends early only at a shutdown (client-go then logs "Unable to
+		// sync caches"). No worker has started, so there is nothing to finish:
+		// a SIGTERM during startup is as clean a stop as any other.
 		c.queue.ShutDown()
 		logger.Info("Shut down before the informer caches synced")
 		return

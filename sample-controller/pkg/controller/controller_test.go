@@ -2,11 +2,13 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
@@ -87,15 +89,12 @@ func TestFooDeletionTombstoneIsQueued(t *testing.T) {
 // cancelled while the informers still list) ends Run at once, starts no worker
 // and shuts the queue down: a clean stop, so the process can exit 0.
 func TestShutdownBeforeCachesSyncIsClean(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithCancel(ctx)
-	reconciled := make(chan cache.ObjectName, 1)
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	c := &Controller{
-		queue:      workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()),
-		synced:     []cache.InformerSynced{func() bool { return false }}, // an informer that never lists
-		reconciler: reconcilerFunc(func(_ context.Context, key cache.ObjectName) error { reconciled <- key; return nil }),
+		queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()),
+		synced: []cache.InformerSynced{func() bool { return false }}, // an informer that never lists
 	}
-	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "test"})
 	cancel()
 
 	done := make(chan struct{})
@@ -111,16 +110,8 @@ func TestShutdownBeforeCachesSyncIsClean(t *testing.T) {
 	if !c.queue.ShuttingDown() {
 		t.Error("the queue was not shut down")
 	}
-	select {
-	case key := <-reconciled:
-		t.Errorf("reconciled %v before the caches synced; want no worker to start", key)
-	default:
+	logs := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
+	if !strings.Contains(logs, "Shut down before the informer caches synced") || strings.Contains(logs, "Starting workers") {
+		t.Errorf("log:\n%s\nwant \"Shut down before the informer caches synced\" and no \"Starting workers\"", logs)
 	}
-}
-
-// reconcilerFunc turns a function into a Reconciler.
-type reconcilerFunc func(ctx context.Context, key cache.ObjectName) error
-
-func (f reconcilerFunc) Reconcile(ctx context.Context, key cache.ObjectName) error {
-	return f(ctx, key)
 }

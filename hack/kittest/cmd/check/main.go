@@ -384,11 +384,12 @@ func slug(heading string) string {
 }
 
 // writeOverlay applies the reference solution docs/solutions/<lesson>/<solution>.patch
-// (a `git diff` of the repository) to copies of the files it touches, under tmp,
-// and writes a `go build -overlay` file that lays each patched copy over its
-// path in the repository. It returns the overlay file's path. The tier's own
-// files never change. A patch that no longer applies (the tier moved on under
-// it) is an error that says how to bring the patch up to date.
+// (a `git diff` of the repository) to copies of the files it touches as they
+// are committed (HEAD), under tmp, and writes a `go build -overlay` file that
+// lays each patched copy over its path in the repository. It returns the
+// overlay file's path. The tier's own files never change, and the learner's
+// uncommitted edits to them (the lessons ask for some) do not get in the way. A
+// patch that does not apply to HEAD is an error that says how to fix it.
 func writeOverlay(root, doc, solution, tmp string) (string, error) {
 	lessonName := strings.TrimSuffix(filepath.Base(doc), ".md")
 	patch := filepath.Join(root, "docs", "solutions", lessonName, solution+".patch")
@@ -407,20 +408,21 @@ func writeOverlay(root, doc, solution, tmp string) (string, error) {
 	if len(paths) == 0 {
 		return "", fmt.Errorf("%s names no file to change; it should be the output of git diff", patch)
 	}
-	// Copy each file the patch changes (new files have no original), then let
-	// git apply the patch there, outside any repository, as patch(1) would.
+	// Copy the committed version of each file the patch changes (new files have
+	// none), then let git apply the patch there, outside any repository, as
+	// patch(1) would.
 	tree := filepath.Join(tmp, "solution")
 	for _, rel := range paths {
 		dst := filepath.Join(tree, rel)
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return "", err
 		}
-		src, err := os.ReadFile(filepath.Join(root, rel))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		src, ok, err := committedFile(root, rel)
 		if err != nil {
 			return "", err
+		}
+		if !ok {
+			continue
 		}
 		if err := os.WriteFile(dst, src, 0o644); err != nil {
 			return "", err
@@ -432,8 +434,9 @@ func writeOverlay(root, doc, solution, tmp string) (string, error) {
 	// folder; the ceiling keeps it from finding one above the copies.
 	apply.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+tmp)
 	if out, err := apply.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%s no longer applies to the tier (%v):\n%s"+
-			"Bring it up to date as docs/solutions/README.md says (apply it by hand, fix the conflicts, git diff again)",
+		return "", fmt.Errorf("%s does not apply to the tier's files as committed (%v):\n%s"+
+			"If you committed changes to those files, check the solution on a fresh clone, or read the patch instead; "+
+			"if the tier itself changed, bring the patch up to date as docs/solutions/README.md says",
 			patch, err, out)
 	}
 	replace := map[string]string{}
@@ -446,6 +449,28 @@ func writeOverlay(root, doc, solution, tmp string) (string, error) {
 	}
 	path := filepath.Join(tmp, "overlay.json")
 	return path, os.WriteFile(path, overlay, 0o644)
+}
+
+// committedFile returns the content of the file at rel (a path from the
+// repository root) in the commit HEAD, and false when HEAD has no such file.
+// Outside a git checkout (a downloaded archive) it reads the file as it is.
+func committedFile(root, rel string) ([]byte, bool, error) {
+	if exec.Command("git", "-C", root, "rev-parse", "--verify", "--quiet", "HEAD").Run() != nil {
+		data, err := os.ReadFile(filepath.Join(root, rel))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false, nil
+		}
+		return data, err == nil, err
+	}
+	object := "HEAD:" + filepath.ToSlash(rel)
+	if exec.Command("git", "-C", root, "cat-file", "-e", object).Run() != nil {
+		return nil, false, nil
+	}
+	out, err := exec.Command("git", "-C", root, "show", object).Output()
+	if err != nil {
+		return nil, false, fmt.Errorf("reading %s from git: %w", object, err)
+	}
+	return out, true, nil
 }
 
 // patchedPaths returns the repository paths a git diff changes or creates, in

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -138,6 +139,15 @@ func writeSolution(t *testing.T, patch string) string {
 			t.Fatal(err)
 		}
 	}
+	for _, args := range [][]string{
+		{"init", "--quiet"},
+		{"add", "."},
+		{"-c", "user.name=kit", "-c", "user.email=kit@example.com", "commit", "--quiet", "-m", "tier"},
+	} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
 	return root
 }
 
@@ -157,6 +167,12 @@ new file mode 100644
 @@ -0,0 +1 @@
 +package main
 `)
+	// The learner's own uncommitted edit (the lessons ask for some) must not
+	// stop the solution from applying: it applies to the committed file.
+	learners := "package main\n\nfunc main() {}\n\nfunc mine() {}\n"
+	if err := os.WriteFile(filepath.Join(root, "tier/main.go"), []byte(learners), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	overlayPath, err := writeOverlay(root, "docs/lessons/02-sample-controller.md", "service", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +200,7 @@ new file mode 100644
 			t.Errorf("patched tier/%s = %q (%v), want it to contain %q", name, got, err, content)
 		}
 	}
-	if got, _ := os.ReadFile(filepath.Join(root, "tier/main.go")); string(got) != "package main\n\nfunc main() {}\n" {
+	if got, _ := os.ReadFile(filepath.Join(root, "tier/main.go")); string(got) != learners {
 		t.Errorf("the tier's own main.go changed: %q", got)
 	}
 }
@@ -200,8 +216,8 @@ func TestStaleSolutionPatchSaysHowToUpdateIt(t *testing.T) {
 +func main() { println("solution") }
 `)
 	_, err := writeOverlay(root, "docs/lessons/02-sample-controller.md", "service", t.TempDir())
-	if err == nil || !strings.Contains(err.Error(), "no longer applies") || !strings.Contains(err.Error(), "docs/solutions/README.md") {
-		t.Errorf("writeOverlay = %v, want an error saying the patch no longer applies and where to read how to fix it", err)
+	if err == nil || !strings.Contains(err.Error(), "does not apply") || !strings.Contains(err.Error(), "docs/solutions/README.md") {
+		t.Errorf("writeOverlay = %v, want an error saying the patch does not apply and where to read how to fix it", err)
 	}
 }
 
