@@ -78,6 +78,7 @@ background() {
 }
 # envtest gives its API server 20 s to start by default: too little while the
 # e2e suites run beside it.
+mkdir -p "$KIT_OUT"
 kit_log "unit and envtest suites in the background (log: $KIT_OUT/test-unit.log)"
 background "$KIT_OUT/test-unit.log" "unit and envtest suites" \
 	env KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=2m nice -n 10 make --no-print-directory test-unit &
