@@ -1,6 +1,7 @@
 package kittest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -35,6 +36,10 @@ func BuildBinary(pkgDir, outPath string) error {
 // BuildForSuite is BuildBinary for a suite's TestMain: it compiles the main package
 // in pkgDir to a binary called name in a new temporary folder, and returns the
 // binary's path and a cleanup that removes the folder (call it after m.Run).
+// When $RECONCILER is set (see ReconcilerEnv), it also makes sure the binary
+// knows that Reconciler, so a misspelt or unregistered name stops the suite in
+// seconds with the controller's own message, instead of failing every test after
+// its deadline.
 func BuildForSuite(pkgDir, name string) (bin string, cleanup func(), err error) {
 	tmp, err := os.MkdirTemp("", name+"-e2e-")
 	if err != nil {
@@ -46,7 +51,34 @@ func BuildForSuite(pkgDir, name string) (bin string, cleanup func(), err error) 
 		cleanup()
 		return "", func() {}, err
 	}
+	if reconciler := os.Getenv(ReconcilerEnv); reconciler != "" {
+		if err := checkReconcilerKnown(bin, reconciler, tmp); err != nil {
+			cleanup()
+			return "", func() {}, err
+		}
+	}
 	return bin, cleanup, nil
+}
+
+// ReconcilerEnv names the Reconciler the suites run: each passes it to its
+// controller's --reconciler flag (reference when unset).
+const ReconcilerEnv = "RECONCILER"
+
+// checkReconcilerKnown runs bin with --reconciler=reconciler and a kubeconfig
+// that does not exist: every tier checks the flag before it loads a kubeconfig,
+// so a binary that does not know the name says so (`--reconciler="x": want one
+// of ...`), and one that does fails on the kubeconfig, at once and without
+// reaching a cluster. tmp is a folder for the missing kubeconfig's path.
+func checkReconcilerKnown(bin, reconciler, tmp string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--reconciler="+reconciler, "--kubeconfig="+filepath.Join(tmp, "no-such-kubeconfig"))
+	out, _ := cmd.CombinedOutput() // it is meant to fail; what it says is the answer
+	if strings.Contains(string(out), "--reconciler=") && strings.Contains(string(out), "want one of") {
+		return fmt.Errorf("%s=%s: the controller does not know this Reconciler; register it in the tier first "+
+			"(the lesson's \"Your own Reconciler\"). It said:\n%s", ReconcilerEnv, reconciler, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // Process is a controller started by StartProcess: a real OS process whose

@@ -182,7 +182,7 @@ func TestGuestbookCreatesControlledChildrenAndRegisters(t *testing.T) {
 		v, ok, err := directoryEntry(ctx, ns, "shop")
 		return slices.Contains(got.Finalizers, FinalizerName) && ok && v == "http://shop-frontend."+ns+".svc", err
 	})
-	if got := waitForEvents(t, ns, "Created", 6); len(got) != 6 {
+	if got := waitForExactlyEvents(t, ns, "Created", 6); len(got) != 6 {
 		t.Errorf("Created events = %v; want one per child (6)", got)
 	}
 }
@@ -247,7 +247,7 @@ func TestGuestbookStatusFollowsDeploymentsThroughStatusSubresource(t *testing.T)
 	if gb.Status.Frontend != want || gb.Status.RedisFollower != want {
 		t.Errorf("status frontend=%+v follower=%+v; want %+v each", gb.Status.Frontend, gb.Status.RedisFollower, want)
 	}
-	if got := waitForEvents(t, ns, "Available", 1); len(got) != 1 {
+	if got := waitForExactlyEvents(t, ns, "Available", 1); len(got) != 1 {
 		t.Errorf("Available events = %v; want exactly one", got)
 	}
 }
@@ -466,7 +466,7 @@ func TestGuestbookWithUnusableImageIsDegradedThenConvergesWhenFixed(t *testing.T
 
 	waitForChildren(t, ns, "shop")
 	waitForCondition(t, ns, "shop", webappv1.ConditionDegraded, metav1.ConditionFalse, "AsExpected")
-	if got := waitForEvents(t, ns, "Recovered", 1); len(got) != 1 {
+	if got := waitForExactlyEvents(t, ns, "Recovered", 1); len(got) != 1 {
 		t.Errorf("Recovered events = %v; want exactly one", got)
 	}
 }

@@ -246,6 +246,18 @@ func waitForEvents(t *testing.T, namespace, reason string, n int) []event {
 	return recorder.in(namespace, reason)
 }
 
+// waitForExactlyEvents is waitForEvents for a test that wants exactly n: once n
+// are there it watches for a second more, so that a duplicate recorded a moment
+// later still fails the test.
+func waitForExactlyEvents(t *testing.T, namespace, reason string, n int) []event {
+	t.Helper()
+	waitForEvents(t, namespace, reason, n)
+	consistently(t, time.Second, fmt.Sprintf("exactly %d %s event(s)", n, reason), func() bool {
+		return len(recorder.in(namespace, reason)) == n
+	})
+	return recorder.in(namespace, reason)
+}
+
 // eventually polls cond until it returns true, failing the test after 30 s with
 // what it was waiting for and the last error cond returned.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {

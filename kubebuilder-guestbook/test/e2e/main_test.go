@@ -91,7 +91,7 @@ func runTests(m *testing.M) int {
 	var cleanup func()
 	managerBin, cleanup, err = kittest.BuildForSuite(filepath.Join(projectDir, "cmd"), "manager")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL: building the manager:", err)
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
 	}
 	defer cleanup()

@@ -160,11 +160,14 @@ func run(o options, w io.Writer) (int, error) {
 		return 1, nil
 	}
 	fmt.Fprintln(w)
-	code := report(w, root, checks, results, o)
 	if len(results) == 0 && waitErr != nil {
-		fmt.Fprintf(w, "\nNo check ran. The suite's output ends with:\n%s\n", tail(pkgOutput, 30))
-		code = 1
+		// TestMain stopped before any test: a build error, an unknown
+		// RECONCILER, a cluster that refused the CRD. Its own words say which.
+		fmt.Fprintf(w, "No check ran. The suite's output ends with:\n%s\n", tail(pkgOutput, 30))
+		fmt.Fprintf(w, "(%s)\n", time.Since(start).Round(time.Second))
+		return 1, nil
 	}
+	code := report(w, root, checks, results, o)
 	fmt.Fprintf(w, "(%s)\n", time.Since(start).Round(time.Second))
 	return code, nil
 }
