@@ -48,6 +48,17 @@ func Deadline(def time.Duration) time.Duration {
 	return d
 }
 
+// GarbageCollectionDeadline is how long a suite waits for kube-controller-manager's
+// garbage collector to delete what a deleted owner owned: the longer of
+// deadline and 90 s. It does not depend on the Reconciler under test, so a
+// short $KIT_E2E_TIMEOUT must not cut it: on a fresh cluster the collector
+// learns a newly installed CRD only at its next resync of the API's resources
+// (every 30 s), and retries the owners it could not look up with a growing
+// backoff, so the first deletions can take most of a minute.
+func GarbageCollectionDeadline(deadline time.Duration) time.Duration {
+	return max(deadline, 90*time.Second)
+}
+
 // Check describes one behaviour of a conformance suite for a learner: what it
 // means in plain words, what to try when it fails, and where the lesson
 // explains it. Each tier's test/e2e package keeps a table of them next to its

@@ -149,7 +149,7 @@ func TestGuestbookOperator(t *testing.T) {
 			_, err := getGuestbook(ctx, c, ns, "shop")
 			return isGone(err)
 		})
-		kittest.Eventually(t, deadline, "the garbage collector to delete the children", func(ctx context.Context) (bool, error) {
+		kittest.Eventually(t, kittest.GarbageCollectionDeadline(deadline), "the garbage collector to delete the children", func(ctx context.Context) (bool, error) {
 			var deployments appsv1.DeploymentList
 			var services corev1.ServiceList
 			sel := client.MatchingLabels{"app.kubernetes.io/instance": "shop"}

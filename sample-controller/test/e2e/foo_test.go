@@ -135,7 +135,7 @@ func TestDeletingFooGarbageCollectsDeployment(t *testing.T) {
 
 	// The controller deletes nothing: kube-controller-manager's garbage
 	// collector follows the owner reference.
-	kittest.Eventually(t, deadline, "Deployment web to be garbage-collected", func(ctx context.Context) (bool, error) {
+	kittest.Eventually(t, kittest.GarbageCollectionDeadline(deadline), "Deployment web to be garbage-collected", func(ctx context.Context) (bool, error) {
 		_, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		return gone(err)
 	})

@@ -111,6 +111,17 @@ func run(o options, w io.Writer) (int, error) {
 	}
 	defer os.RemoveAll(tmp)
 
+	// A solution that registers a Reconciler of its own ("solution-<name>")
+	// is checked with that one unless another was asked for: the reference
+	// would only show that the reference lacks the exercise.
+	if o.solution != "" && o.reconciler == "reference" {
+		lessonName := strings.TrimSuffix(filepath.Base(lesson.doc), ".md")
+		patch, _ := os.ReadFile(filepath.Join(root, "docs", "solutions", lessonName, o.solution+".patch"))
+		if own := "solution-" + o.solution; strings.Contains(string(patch), `+	"`+own+`"`) {
+			fmt.Fprintf(w, "The solution registers its own Reconciler, %s: checking that one (RECONCILER=%s).\n", own, own)
+			o.reconciler = own
+		}
+	}
 	env := append(os.Environ(),
 		"RECONCILER="+o.reconciler,
 		"KIT_E2E_TIMEOUT="+o.timeout,
