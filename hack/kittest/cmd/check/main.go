@@ -111,13 +111,15 @@ func run(o options, w io.Writer) (int, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	// A solution that registers a Reconciler of its own ("solution-<name>")
-	// is checked with that one unless another was asked for: the reference
-	// would only show that the reference lacks the exercise.
-	if o.solution != "" && o.reconciler == "reference" {
-		lessonName := strings.TrimSuffix(filepath.Base(lesson.doc), ".md")
-		patch, _ := os.ReadFile(filepath.Join(root, "docs", "solutions", lessonName, o.solution+".patch"))
-		if own := "solution-" + o.solution; strings.Contains(string(patch), `+	"`+own+`"`) {
+	var patch, patchPath string
+	if o.solution != "" {
+		if patchPath, patch, err = readSolution(root, lesson.doc, o.solution); err != nil {
+			return 0, err
+		}
+		// A solution that registers a Reconciler of its own ("solution-<name>")
+		// is checked with that one unless another was asked for: the reference
+		// would only show that the reference lacks the exercise.
+		if own := "solution-" + o.solution; o.reconciler == "reference" && strings.Contains(patch, `+	"`+own+`"`) {
 			fmt.Fprintf(w, "The solution registers its own Reconciler, %s: checking that one (RECONCILER=%s).\n", own, own)
 			o.reconciler = own
 		}
@@ -132,7 +134,7 @@ func run(o options, w io.Writer) (int, error) {
 		o.exercise = o.solution // a solution is checked with its exercise's checks
 	}
 	if o.solution != "" {
-		overlay, err := writeOverlay(root, lesson.doc, o.solution, tmp)
+		overlay, err := writeOverlay(root, patchPath, patch, tmp)
 		if err != nil {
 			return 0, err
 		}
@@ -224,10 +226,6 @@ func readEvents(r io.Reader, w io.Writer) (map[string]*result, []string) {
 func report(w io.Writer, root string, checks []check, results map[string]*result, o options) int {
 	passed, failed, problems := 0, 0, []string{}
 	described := map[string]bool{}
-	if line := refusedReconciler(results, o.reconciler); line != "" {
-		fmt.Fprintf(w, "The controller does not know RECONCILER=%s; register it in the tier first (the lesson's \"Your own Reconciler\"). It said:\n  %s\n\n",
-			o.reconciler, line)
-	}
 	for _, c := range checks {
 		described[c.Test] = true
 		if err := sectionExists(root, c.Reread); err != nil {
@@ -292,21 +290,6 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 		return 1
 	}
 	return 0
-}
-
-// refusedReconciler returns a line of the tests' output (the controller's
-// log, printed when a test fails) in which the controller refused the
-// --reconciler flag (every tier says `--reconciler="x": want one of ...`), or ""
-// when there is none.
-func refusedReconciler(results map[string]*result, reconciler string) string {
-	for _, name := range sortedKeys(results) {
-		for _, line := range results[name].output {
-			if strings.Contains(line, "--reconciler=") && strings.Contains(line, reconciler) && strings.Contains(line, "want one of") {
-				return strings.TrimSpace(line)
-			}
-		}
-	}
-	return ""
 }
 
 // outcome is a check's status. A test with subtests fails when any subtest
@@ -397,30 +380,34 @@ func slug(heading string) string {
 	return b.String()
 }
 
-// writeOverlay applies the reference solution docs/solutions/<lesson>/<solution>.patch
-// (a `git diff` of the repository) to copies of the files it touches as they
-// are committed (HEAD), under tmp, and writes a `go build -overlay` file that
-// lays each patched copy over its path in the repository. It returns the
-// overlay file's path. The tier's own files never change, and the learner's
-// uncommitted edits to them (the lessons ask for some) do not get in the way. A
-// patch that does not apply to HEAD is an error that says how to fix it.
-func writeOverlay(root, doc, solution, tmp string) (string, error) {
+// readSolution reads the reference solution docs/solutions/<lesson>/<solution>.patch
+// of the lesson whose file is doc, and returns its path and content. A solution
+// that does not exist is an error listing the lesson's solutions.
+func readSolution(root, doc, solution string) (path, patch string, err error) {
 	lessonName := strings.TrimSuffix(filepath.Base(doc), ".md")
-	patch := filepath.Join(root, "docs", "solutions", lessonName, solution+".patch")
-	data, err := os.ReadFile(patch)
+	path = filepath.Join(root, "docs", "solutions", lessonName, solution+".patch")
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		have, _ := filepath.Glob(filepath.Join(root, "docs", "solutions", lessonName, "*.patch"))
 		for i, h := range have {
 			have[i] = strings.TrimSuffix(filepath.Base(h), ".patch")
 		}
-		return "", fmt.Errorf("-solution=%q: no file %s (lesson %s's solutions: %s)", solution, patch, lessonName, strings.Join(have, ", "))
+		return "", "", fmt.Errorf("-solution=%q: no file %s (lesson %s's solutions: %s)", solution, path, lessonName, strings.Join(have, ", "))
 	}
-	if err != nil {
-		return "", err
-	}
-	paths := patchedPaths(string(data))
+	return path, string(data), err
+}
+
+// writeOverlay applies patch (the solution file at patchPath, a `git diff` of
+// the repository) to copies of the files it touches as they are committed
+// (HEAD), under tmp, and writes a `go build -overlay` file that lays each
+// patched copy over its path in the repository. It returns the overlay file's
+// path. The tier's own files never change, and the learner's uncommitted edits
+// to them (the lessons ask for some) do not get in the way. A patch that does
+// not apply to HEAD is an error that says how to fix it.
+func writeOverlay(root, patchPath, patch, tmp string) (string, error) {
+	paths := patchedPaths(patch)
 	if len(paths) == 0 {
-		return "", fmt.Errorf("%s names no file to change; it should be the output of git diff", patch)
+		return "", fmt.Errorf("%s names no file to change; it should be the output of git diff", patchPath)
 	}
 	// Copy the committed version of each file the patch changes (new files have
 	// none), then let git apply the patch there, outside any repository, as
@@ -442,7 +429,7 @@ func writeOverlay(root, doc, solution, tmp string) (string, error) {
 			return "", err
 		}
 	}
-	apply := exec.Command("git", "apply", "--whitespace=nowarn", patch)
+	apply := exec.Command("git", "apply", "--whitespace=nowarn", patchPath)
 	apply.Dir = tree
 	// Inside a repository git apply would skip paths outside the current
 	// folder; the ceiling keeps it from finding one above the copies.
@@ -451,7 +438,7 @@ func writeOverlay(root, doc, solution, tmp string) (string, error) {
 		return "", fmt.Errorf("%s does not apply to the tier's files as committed (%v):\n%s"+
 			"If you committed changes to those files, check the solution on a fresh clone, or read the patch instead; "+
 			"if the tier itself changed, bring the patch up to date as docs/solutions/README.md says",
-			patch, err, out)
+			patchPath, err, out)
 	}
 	replace := map[string]string{}
 	for _, rel := range paths {

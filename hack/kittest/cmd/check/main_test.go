@@ -109,19 +109,6 @@ func TestSubtestFailureIsNotReportedAgainOnItsParent(t *testing.T) {
 	}
 }
 
-func TestUnknownReconcilerIsNamedFromTheControllerLog(t *testing.T) {
-	res := map[string]*result{"TestX": {action: "fail", output: []string{
-		"    x_test.go:12: timed out after 30s waiting for the workers to start",
-		`        E1129 main.go:70] "Controller failed" err="--reconciler=\"nope\": want one of reference, stub"`,
-	}}}
-	if got := refusedReconciler(res, "nope"); !strings.Contains(got, `want one of reference, stub`) {
-		t.Errorf("refusedReconciler = %q, want the controller's refusal", got)
-	}
-	if got := refusedReconciler(res, "mine"); got != "" {
-		t.Errorf("refusedReconciler for another name = %q, want none", got)
-	}
-}
-
 // writeSolution lays out a repository root with one tier file and one
 // solution patch for lesson 2, and returns the root.
 func writeSolution(t *testing.T, patch string) string {
@@ -173,7 +160,7 @@ new file mode 100644
 	if err := os.WriteFile(filepath.Join(root, "tier/main.go"), []byte(learners), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	overlayPath, err := writeOverlay(root, "docs/lessons/02-sample-controller.md", "service", t.TempDir())
+	overlayPath, err := applySolution(t, root, "service")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +202,7 @@ func TestStaleSolutionPatchSaysHowToUpdateIt(t *testing.T) {
 -func main() { println("an older tier") }
 +func main() { println("solution") }
 `)
-	_, err := writeOverlay(root, "docs/lessons/02-sample-controller.md", "service", t.TempDir())
+	_, err := applySolution(t, root, "service")
 	if err == nil || !strings.Contains(err.Error(), "does not apply") || !strings.Contains(err.Error(), "docs/solutions/README.md") {
 		t.Errorf("writeOverlay = %v, want an error saying the patch does not apply and where to read how to fix it", err)
 	}
@@ -223,8 +210,19 @@ func TestStaleSolutionPatchSaysHowToUpdateIt(t *testing.T) {
 
 func TestUnknownSolutionListsTheLessonsSolutions(t *testing.T) {
 	root := writeSolution(t, "")
-	_, err := writeOverlay(root, "docs/lessons/02-sample-controller.md", "nope", t.TempDir())
+	_, err := applySolution(t, root, "nope")
 	if err == nil || !strings.Contains(err.Error(), `-solution="nope"`) || !strings.Contains(err.Error(), "service") {
 		t.Errorf("writeOverlay = %v, want an error naming -solution and the lesson's solutions (service)", err)
 	}
+}
+
+// applySolution reads lesson 2's solution from root and writes its overlay, as
+// run does for -solution.
+func applySolution(t *testing.T, root, solution string) (string, error) {
+	t.Helper()
+	path, patch, err := readSolution(root, "docs/lessons/02-sample-controller.md", solution)
+	if err != nil {
+		return "", err
+	}
+	return writeOverlay(root, path, patch, t.TempDir())
 }
