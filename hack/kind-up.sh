@@ -7,7 +7,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 "$KIT_ROOT/hack/require-docker.sh" "make kind-up (kind runs its nodes as Docker containers)"
 "$KIT_ROOT/hack/build-bins.sh" kind kubectl
-if "$KIT_BIN/kind" get clusters 2>/dev/null | grep -qx "$KIT_CLUSTER"; then
+if kit_listed "$KIT_CLUSTER" "$KIT_BIN/kind" get clusters; then
 	kit_log "kind cluster '$KIT_CLUSTER' already exists; refreshing its kubeconfig"
 	"$KIT_BIN/kind" export kubeconfig --name "$KIT_CLUSTER" --kubeconfig "$KIT_KUBECONFIG"
 	exit 0

@@ -38,6 +38,17 @@ kit_kill_tree() {
 	kill -TERM "$1" 2>/dev/null || true
 }
 
+# kit_listed NAME COMMAND... succeeds when COMMAND (such as `kwokctl get clusters`)
+# prints NAME as a line of its own. It reads all of the output before searching
+# it: under pipefail, `COMMAND | grep -q` fails now and then even on a match,
+# when grep stops reading early and COMMAND dies of SIGPIPE.
+kit_listed() {
+	local name=$1 out
+	shift
+	out=$("$@" 2>/dev/null) || true
+	grep -qx -- "$name" <<<"$out"
+}
+
 # kit_kubectl runs the kit's own kubectl against the kit kubeconfig.
 kit_kubectl() { "$KIT_BIN/kubectl" --kubeconfig "$KIT_KUBECONFIG" "$@"; }
 

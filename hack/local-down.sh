@@ -4,7 +4,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-if [ ! -x "$KIT_BIN/kwokctl" ] || ! "$KIT_BIN/kwokctl" get clusters 2>/dev/null | grep -qx "$KIT_CLUSTER"; then
+if [ ! -x "$KIT_BIN/kwokctl" ] || ! kit_listed "$KIT_CLUSTER" "$KIT_BIN/kwokctl" get clusters; then
 	kit_log "no local cluster '$KIT_CLUSTER' is running; nothing to do"
 	exit 0
 fi

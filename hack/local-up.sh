@@ -12,7 +12,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 kwokctl() { "$KIT_BIN/kwokctl" "$@"; }
 ctx="kwok-$KIT_CLUSTER"
 
-if kwokctl get clusters 2>/dev/null | grep -qx "$KIT_CLUSTER"; then
+if kit_listed "$KIT_CLUSTER" kwokctl get clusters; then
 	if kit_kubectl --context "$ctx" --request-timeout=3s get --raw /readyz >/dev/null 2>&1; then
 		kit_log "local cluster '$KIT_CLUSTER' is already running; nothing to do"
 		kit_kubectl config use-context "$ctx" >/dev/null

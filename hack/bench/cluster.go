@@ -13,9 +13,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -90,19 +87,6 @@ func (c *cluster) stop() {
 	cmd := exec.Command(filepath.Join(c.root, "hack", "local-down.sh"))
 	cmd.Env = append(os.Environ(), "KIT_CLUSTER="+benchCluster)
 	_ = cmd.Run()
-}
-
-// createNamespace creates the namespace name. It is already there when the
-// API server ran a first attempt whose answer was lost and the client retried
-// (seen on a loaded machine right after the cluster started); that counts as
-// created.
-func (c *cluster) createNamespace(name string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	_, err := c.kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s: %w", name, err)
-	}
-	return nil
 }
 
 // kubectl runs the kit's kubectl against the bench cluster.

@@ -136,7 +136,7 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 		return res, err
 	}
 	for _, ns := range []string{benchNamespace, warmupNamespace} {
-		if err := c.createNamespace(ns); err != nil {
+		if err := c.kubectl("create", "namespace", ns); err != nil {
 			return res, err
 		}
 	}
@@ -313,7 +313,7 @@ func runFloor(o options, n int) (result, error) {
 	if err := c.installCRD(o.oursCRD, "foos.samplecontroller.k8s.io"); err != nil {
 		return res, err
 	}
-	if err := c.createNamespace(benchNamespace); err != nil {
+	if err := c.kubectl("create", "namespace", benchNamespace); err != nil {
 		return res, err
 	}
 	ctx, cancel := waitCtx(o.timeout)
