@@ -13,8 +13,12 @@ SHELL := /usr/bin/env bash
 KIT_ROOT := $(CURDIR)
 KIT_BIN := $(KIT_ROOT)/bin
 KIT_OUT := $(KIT_ROOT)/_output
-# The control-plane version, read from the one place that pins it.
-KUBE_VERSION := $(shell awk '$$1 == "k8s.io/kubernetes" && $$2 ~ /^v/ {print $$2}' hack/controlplane/go.mod | head -1)
+# The control-plane version (such as v1.37.2), read once from the go.mod that pins it
+# by hack/kube-version.sh, and exported: the tiers' Makefiles take it from here.
+KUBE_VERSION := $(shell "$(KIT_ROOT)/hack/kube-version.sh")
+ifeq ($(KUBE_VERSION),)
+$(error hack/kube-version.sh could not read the Kubernetes version; its error is above)
+endif
 # The kit kubeconfig (local cluster or kind). A KUBECONFIG already set in the
 # environment wins, so a learner's own cluster is used as it is.
 KIT_KUBECONFIG := $(KIT_OUT)/kubeconfig
@@ -23,7 +27,7 @@ KUBECONFIG ?= $(KIT_KUBECONFIG)
 KUBEBUILDER_ASSETS := $(KIT_BIN)/k8s/$(patsubst v%,%,$(KUBE_VERSION))-$(shell go env GOOS)-$(shell go env GOARCH)
 # The tiers' and tests' tools (kubectl, controller-gen, ...) come from bin/ first.
 PATH := $(KIT_BIN):$(PATH)
-export KIT_ROOT KIT_BIN KUBECONFIG KUBEBUILDER_ASSETS PATH
+export KIT_ROOT KIT_BIN KUBECONFIG KUBE_VERSION KUBEBUILDER_ASSETS PATH
 
 TIERS := workqueue-example sample-controller kubebuilder-guestbook
 # The cluster `make test` creates for its e2e suites, apart from the learner's own.

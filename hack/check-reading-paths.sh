@@ -8,7 +8,8 @@
 # Paths map to modules as the page explains: cmd/, pkg/, plugin/ and hack/ to k8s.io/kubernetes;
 # staging/src/k8s.io/NAME/ to the published module k8s.io/NAME (the same files); and
 # sigs.k8s.io/controller-runtime/ to controller-runtime. Versions come from the kit's pins
-# (hack/controlplane/go.mod, kubebuilder-guestbook/go.mod); the page must name the same ones.
+# (hack/controlplane/go.mod, kubebuilder-guestbook/go.mod), read with `go list -m`; the
+# page must name the same ones.
 # A module missing from the cache is fetched with `go mod download`.
 #
 # Usage: hack/check-reading-paths.sh [-v]   (-v also prints every path and name found)
@@ -25,12 +26,13 @@ modcache=$(go env GOMODCACHE)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-# pinned_version MODULE GOMOD prints the version GOMOD requires of MODULE.
+# pinned_version MODULE DIR prints the version of MODULE that the module in DIR
+# requires: its own pin (GOWORK=off), not the one the workspace would pick.
 pinned_version() {
-	awk -v m="$1" '$1 == m && $2 ~ /^v/ {print $2; exit} $1 == "require" && $2 == m {print $3; exit}' "$2"
+	(cd "$2" && GOWORK=off go list -m -f '{{.Version}}' "$1")
 }
-kube_version=$(pinned_version k8s.io/kubernetes hack/controlplane/go.mod)
-cr_version=$(pinned_version sigs.k8s.io/controller-runtime kubebuilder-guestbook/go.mod)
+kube_version=$(hack/kube-version.sh || true)
+cr_version=$(pinned_version sigs.k8s.io/controller-runtime kubebuilder-guestbook || true)
 if [ -z "$kube_version" ] || [ -z "$cr_version" ]; then
 	echo "check-reading-paths: cannot read the pinned versions of k8s.io/kubernetes (hack/controlplane/go.mod) and sigs.k8s.io/controller-runtime (kubebuilder-guestbook/go.mod)" >&2
 	exit 1

@@ -30,9 +30,6 @@ import (
 // AssetsEnv is the variable envtest reads the binaries' folder from.
 const AssetsEnv = "KUBEBUILDER_ASSETS"
 
-// KubeVersion is the Kubernetes version of the kit-built envtest binaries.
-const KubeVersion = "1.37.2"
-
 // ProjectDir returns the project's top folder (where PROJECT and config/ are),
 // wherever `go test` runs from.
 func ProjectDir() string {
@@ -40,23 +37,24 @@ func ProjectDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// AssetsDir returns the folder holding kube-apiserver and etcd: $KUBEBUILDER_ASSETS
-// when set, else the kit's bin/k8s/<version>-<os>-<arch>. If either binary is
-// missing it returns an error that says which make target builds them, so a
-// plain `go test` fails at once instead of envtest retrying a download or
-// looking under /usr/local/kubebuilder.
+// AssetsDir returns the folder holding the kube-apiserver and etcd that envtest
+// runs: $KUBEBUILDER_ASSETS, which `make test-unit` (at the kit's root or in
+// kubebuilder-guestbook) sets after building them. When the variable is unset,
+// or either binary is not in its folder, it returns an error that names that
+// target, so a plain `go test` fails at once instead of envtest looking for the
+// binaries under /usr/local/kubebuilder.
 func AssetsDir() (string, error) {
 	dir := os.Getenv(AssetsEnv)
 	if dir == "" {
-		dir = filepath.Join(ProjectDir(), "..", "bin", "k8s",
-			fmt.Sprintf("%s-%s-%s", KubeVersion, runtime.GOOS, runtime.GOARCH))
+		return "", fmt.Errorf("envtest needs kube-apiserver and etcd, and %s, the folder that holds them, is not set: "+
+			"run the tests with 'make test-unit' (at the kit's root or in kubebuilder-guestbook), "+
+			"which builds both and sets %s", AssetsEnv, AssetsEnv)
 	}
 	for _, name := range []string{"kube-apiserver", "etcd"} {
 		if info, err := os.Stat(filepath.Join(dir, name)); err != nil || info.IsDir() {
-			return "", fmt.Errorf("envtest needs %s in %s (%s), and it is not there: "+
-				"run 'make envtest-assets' (or 'make test-unit') in kubebuilder-guestbook, "+
-				"which builds kube-apiserver and etcd %s from source with hack/build-bins.sh envtest",
-				name, dir, AssetsEnv, KubeVersion)
+			return "", fmt.Errorf("envtest needs %s in %s=%s, and it is not there: "+
+				"run the tests with 'make test-unit' (at the kit's root or in kubebuilder-guestbook), "+
+				"which builds it", name, AssetsEnv, dir)
 		}
 	}
 	return dir, nil

@@ -31,7 +31,22 @@ func TestAssetsDirWithoutBinariesNamesTheMakeTarget(t *testing.T) {
 	if err == nil {
 		t.Fatal("AssetsDir() with an empty folder returned no error")
 	}
-	for _, want := range []string{"kube-apiserver", "make envtest-assets", AssetsEnv} {
+	for _, want := range []string{"kube-apiserver", "make test-unit", AssetsEnv} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+func TestAssetsDirWithoutTheVariableNamesTheMakeTarget(t *testing.T) {
+	t.Setenv(AssetsEnv, "")
+
+	_, err := AssetsDir()
+
+	if err == nil {
+		t.Fatalf("AssetsDir() with %s unset returned no error", AssetsEnv)
+	}
+	for _, want := range []string{"make test-unit", AssetsEnv} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"testing"
 	"time"
 
@@ -30,22 +29,23 @@ import (
 // status, so a test can set it and watch the Foo follow.
 
 // envtestAssets returns the folder holding kube-apiserver and etcd for envtest:
-// $KUBEBUILDER_ASSETS, else the kit's bin/k8s/<version>-<os>-<arch>. Without
-// either it fails at once, naming the command that builds them.
+// $KUBEBUILDER_ASSETS, which `make test-unit` (at the kit's root or in
+// sample-controller) sets after building them. When it is unset, or either
+// binary is not in its folder, the test fails at once, naming that target.
 func envtestAssets(t *testing.T) string {
 	t.Helper()
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		t.Fatal("envtest needs kube-apiserver and etcd, and KUBEBUILDER_ASSETS, the folder that holds them, is not set: " +
+			"run the tests with 'make test-unit' (at the kit's root or in sample-controller), which builds both and sets KUBEBUILDER_ASSETS")
 	}
-	dirs, _ := filepath.Glob(filepath.Join("..", "..", "..", "bin", "k8s", "*-"+goruntime.GOOS+"-"+goruntime.GOARCH))
-	for _, dir := range dirs {
-		if _, err := os.Stat(filepath.Join(dir, "kube-apiserver")); err == nil {
-			return dir
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		if info, err := os.Stat(filepath.Join(dir, name)); err != nil || info.IsDir() {
+			t.Fatalf("envtest needs %s in KUBEBUILDER_ASSETS=%s, and it is not there: "+
+				"run the tests with 'make test-unit' (at the kit's root or in sample-controller), which builds it", name, dir)
 		}
 	}
-	t.Fatal("envtest needs kube-apiserver and etcd, and found none in $KUBEBUILDER_ASSETS or the kit's bin/k8s/. " +
-		"Build them with `make -C sample-controller test-unit` (it runs hack/build-bins.sh envtest) and run the tests again.")
-	return ""
+	return dir
 }
 
 // startAPIServer starts kube-apiserver and etcd with the Foo CRD installed and
