@@ -62,7 +62,7 @@ type reconcilerDeps struct {
 // your own, add an entry here.
 var reconcilers = map[string]func(reconcilerDeps) controller.Reconciler{
 	"reference": func(d reconcilerDeps) controller.Reconciler {
-		return &controller.Reference{
+		return &controller.FooReconciler{
 			KubeClient:  d.kubeClient,
 			FooClient:   d.fooClient,
 			Foos:        d.foos,
@@ -71,25 +71,32 @@ var reconcilers = map[string]func(reconcilerDeps) controller.Reconciler{
 		}
 	},
 	"stub": func(d reconcilerDeps) controller.Reconciler {
-		return &controller.Stub{Foos: d.foos, Deployments: d.deployments}
+		return &controller.StubReconciler{Foos: d.foos, Deployments: d.deployments}
 	},
+}
+
+// reconcilerNames returns the keys of reconcilers, sorted.
+func reconcilerNames() []string {
+	return slices.Sorted(maps.Keys(reconcilers))
 }
 
 // options are the command-line flags.
 type options struct {
-	kubeconfig    string
-	namespace     string
-	workers       int
-	qps           float64
-	burst         int
-	resync        time.Duration
-	reconciler    string
-	leaderElect   bool
-	leaseNS       string
-	leaseName     string
-	leaseDuration time.Duration
-	renewDeadline time.Duration
-	retryPeriod   time.Duration
+	kubeconfig string
+	namespace  string
+	workers    int
+	qps        float64
+	burst      int
+	resync     time.Duration
+	reconciler string
+	// listReconcilers asks for the names --reconciler accepts instead of a run.
+	listReconcilers bool
+	leaderElect     bool
+	leaseNS         string
+	leaseName       string
+	leaseDuration   time.Duration
+	renewDeadline   time.Duration
+	retryPeriod     time.Duration
 }
 
 func main() {
@@ -102,13 +109,20 @@ func main() {
 	flag.IntVar(&o.burst, "kube-api-burst", 400, "API requests allowed in a burst above --kube-api-qps.")
 	flag.DurationVar(&o.resync, "resync", 0, "How often informers redeliver every cached object (0: never; events alone drive the loop).")
 	flag.StringVar(&o.reconciler, "reconciler", "reference", "Which Reconciler runs: reference (the kit's) or stub (logs only, your starting point); see reconcilers.")
+	flag.BoolVar(&o.listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit.")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Take a Lease before reconciling, so only one of several replicas is active.")
-	flag.StringVar(&o.leaseNS, "leader-elect-namespace", "", "Namespace of the leader-election Lease. Empty: $POD_NAMESPACE, else default.")
-	flag.StringVar(&o.leaseName, "leader-elect-name", controller.Name, "Name of the leader-election Lease.")
+	// The Lease's place has kube-controller-manager's flag names (component-base's
+	// leader-election flags); the guestbook manager uses the same two.
+	flag.StringVar(&o.leaseNS, "leader-elect-resource-namespace", "", "Namespace of the leader-election Lease. Empty: $POD_NAMESPACE, else default.")
+	flag.StringVar(&o.leaseName, "leader-elect-resource-name", controller.ControllerName, "Name of the leader-election Lease.")
 	flag.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long other replicas wait after the leader's last renewal before taking over.")
 	flag.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps retrying a renewal before it gives up leadership (and exits).")
 	flag.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to take or renew the Lease.")
 	flag.Parse()
+	if o.listReconcilers {
+		fmt.Println(strings.Join(reconcilerNames(), "\n"))
+		return
+	}
 
 	// The first SIGINT/SIGTERM cancels ctx and starts a graceful shutdown; a
 	// second one kills the process at once.
@@ -129,7 +143,7 @@ func main() {
 // cannot start or loses leadership (an error, so the process exits non-zero).
 func run(ctx context.Context, o options) error {
 	if _, ok := reconcilers[o.reconciler]; !ok {
-		return fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(slices.Sorted(maps.Keys(reconcilers)), ", "))
+		return fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(reconcilerNames(), ", "))
 	}
 	if o.leaderElect {
 		if err := checkLeaseTimings(o.leaseDuration, o.renewDeadline, o.retryPeriod); err != nil {
@@ -145,7 +159,7 @@ func run(ctx context.Context, o options) error {
 	}
 	cfg.QPS = float32(o.qps)
 	cfg.Burst = o.burst
-	rest.AddUserAgent(cfg, controller.Name)
+	rest.AddUserAgent(cfg, controller.ControllerName)
 
 	kubeClient, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -169,7 +183,7 @@ func run(ctx context.Context, o options) error {
 	broadcaster.StartStructuredLogging(0)
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controller.Name})
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controller.ControllerName})
 
 	reconcile := func(ctx context.Context) error {
 		return runController(ctx, o, kubeClient, fooClient, recorder)

@@ -61,8 +61,10 @@ type options struct {
 	workers    int
 	maxRetries int
 	reconciler string
-	qps        float64
-	burst      int
+	// listReconcilers asks for the names --reconciler accepts instead of a run.
+	listReconcilers bool
+	qps             float64
+	burst           int
 }
 
 func main() {
@@ -106,6 +108,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.workers, "workers", 2, "number of workers reconciling keys in parallel (one key is never reconciled by two workers at once)")
 	fs.IntVar(&o.maxRetries, "max-retries", 5, "retries with backoff after a failed reconcile, before the key is dropped until its next event")
 	fs.StringVar(&o.reconciler, "reconciler", "reference", "which Reconciler to run: reference (labels Pods with their phase) or stub (only logs); see reconcilers")
+	fs.BoolVar(&o.listReconcilers, "list-reconcilers", false, "print the names --reconciler accepts, one per line, and exit")
 	fs.Float64Var(&o.qps, "kube-api-qps", 200, "client-side limit of API requests per second")
 	fs.IntVar(&o.burst, "kube-api-burst", 400, "client-side burst of API requests above --kube-api-qps")
 	klog.InitFlags(fs)
@@ -120,7 +123,7 @@ func parseFlags(args []string) (options, error) {
 	case o.maxRetries < 0:
 		return o, fmt.Errorf("--max-retries=%d: must be 0 (never retry) or more", o.maxRetries)
 	case reconcilers[o.reconciler] == nil:
-		return o, fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(slices.Sorted(maps.Keys(reconcilers)), ", "))
+		return o, fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(reconcilerNames(), ", "))
 	case o.qps <= 0 || o.burst < 1:
 		return o, fmt.Errorf("--kube-api-qps=%g --kube-api-burst=%d: both must be positive, for example 200 and 400", o.qps, o.burst)
 	}
@@ -133,6 +136,10 @@ func run(ctx context.Context, args []string) error {
 	o, err := parseFlags(args)
 	if err != nil {
 		return err
+	}
+	if o.listReconcilers {
+		fmt.Println(strings.Join(reconcilerNames(), "\n"))
+		return nil
 	}
 	logger := klog.Background()
 	ctx = klog.NewContext(ctx, logger)
@@ -354,6 +361,11 @@ var reconcilers = map[string]func(reconcilerDeps) Reconciler{
 	},
 }
 
+// reconcilerNames returns the keys of reconcilers, sorted.
+func reconcilerNames() []string {
+	return slices.Sorted(maps.Keys(reconcilers))
+}
+
 // StubReconciler only logs what it sees for each key: the learner's starting point.
 type StubReconciler struct {
 	// Pods reads Pods from the informer's cache.
@@ -370,7 +382,7 @@ func (r *StubReconciler) Reconcile(ctx context.Context, key string) error {
 	}
 	pod, err := r.Pods.Pods(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		logger.Info("Pod no longer exists", "pod", klog.KRef(namespace, name))
+		logger.Info("Pod is gone, nothing to do", "pod", klog.KRef(namespace, name))
 		return nil
 	}
 	if err != nil {

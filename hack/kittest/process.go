@@ -1,7 +1,6 @@
 package kittest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -14,75 +13,8 @@ import (
 	"time"
 )
 
-// BuildBinary compiles the main package in pkgDir (a folder path, absolute or
-// relative to the working directory) to outPath. Suites call it once from TestMain,
-// so every test runs the controller exactly as a learner's `go build` would make it.
-// When $KIT_E2E_OVERLAY names an overlay file (see OverlayEnv), the build uses
-// it. The error carries the compiler's output.
-func BuildBinary(pkgDir, outPath string) error {
-	args := []string{"build", "-o", outPath}
-	if overlay := os.Getenv(OverlayEnv); overlay != "" {
-		args = append(args, "-overlay="+overlay)
-	}
-	cmd := exec.Command("go", append(args, ".")...)
-	cmd.Dir = pkgDir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("go build in %s: %w\n%s", pkgDir, err, out)
-	}
-	return nil
-}
-
-// BuildForSuite is BuildBinary for a suite's TestMain: it compiles the main package
-// in pkgDir to a binary called name in a new temporary folder, and returns the
-// binary's path and a cleanup that removes the folder (call it after m.Run).
-// When $RECONCILER is set (see ReconcilerEnv), it also makes sure the binary
-// knows that Reconciler, so a misspelt or unregistered name stops the suite in
-// seconds with the controller's own message, instead of failing every test after
-// its deadline.
-func BuildForSuite(pkgDir, name string) (bin string, cleanup func(), err error) {
-	tmp, err := os.MkdirTemp("", name+"-e2e-")
-	if err != nil {
-		return "", func() {}, err
-	}
-	cleanup = func() { _ = os.RemoveAll(tmp) }
-	bin = filepath.Join(tmp, name)
-	if err := BuildBinary(pkgDir, bin); err != nil {
-		cleanup()
-		return "", func() {}, err
-	}
-	if reconciler := os.Getenv(ReconcilerEnv); reconciler != "" {
-		if err := checkReconcilerKnown(bin, reconciler, tmp); err != nil {
-			cleanup()
-			return "", func() {}, err
-		}
-	}
-	return bin, cleanup, nil
-}
-
-// ReconcilerEnv names the Reconciler the suites run: each passes it to its
-// controller's --reconciler flag (reference when unset).
-const ReconcilerEnv = "RECONCILER"
-
-// checkReconcilerKnown runs bin with --reconciler=reconciler and a kubeconfig
-// that does not exist: every tier checks the flag before it loads a kubeconfig,
-// so a binary that does not know the name says so (`--reconciler="x": want one
-// of ...`), and one that does fails on the kubeconfig, at once and without
-// reaching a cluster. tmp is a folder for the missing kubeconfig's path.
-func checkReconcilerKnown(bin, reconciler, tmp string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--reconciler="+reconciler, "--kubeconfig="+filepath.Join(tmp, "no-such-kubeconfig"))
-	out, _ := cmd.CombinedOutput() // it is meant to fail; what it says is the answer
-	if strings.Contains(string(out), "--reconciler=") && strings.Contains(string(out), "want one of") {
-		return fmt.Errorf("%s=%s: the controller does not know this Reconciler; register it in the tier first "+
-			"(the lesson's \"Your own Reconciler\"). It said:\n%s", ReconcilerEnv, reconciler, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
-
-// Process is a controller started by StartProcess: a real OS process whose
-// standard output and error go to a log file the test can read.
+// Process is a controller started by Start or StartProcess: a real OS process
+// whose standard output and error go to a log file.
 type Process struct {
 	// Name labels the process in test output, e.g. "controller-a".
 	Name string
@@ -94,22 +26,20 @@ type Process struct {
 	waitErr error
 }
 
-// StartProcess starts bin with args, its output captured in a log file under the
-// test's temp folder. At cleanup the process gets SIGTERM, then SIGKILL if it has
-// not exited within 15 s; when the test failed, the last 80 lines of its log are
-// printed first. The test fails at once if the process cannot be started.
-func StartProcess(t testing.TB, name, bin string, args ...string) *Process {
-	t.Helper()
-	logPath := filepath.Join(t.TempDir(), name+".log")
+// Start starts bin with args as the process called name, its standard output and
+// error written to a new file at logPath. It is StartProcess without a test: the
+// caller stops the process (Stop) when it is done with it. The error says whether
+// the log file or the process could not be created.
+func Start(name, logPath, bin string, args ...string) (*Process, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		t.Fatalf("cannot create log file for %s: %v", name, err)
+		return nil, fmt.Errorf("cannot create the log file of %s: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
-		t.Fatalf("cannot start %s (%s): %v", name, bin, err)
+		return nil, fmt.Errorf("cannot start %s (%s): %w", name, bin, err)
 	}
 	p := &Process{Name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
 	go func() {
@@ -120,6 +50,21 @@ func StartProcess(t testing.TB, name, bin string, args ...string) *Process {
 		p.mu.Unlock()
 		close(p.done)
 	}()
+	return p, nil
+}
+
+// StartProcess starts bin with args, its output captured in a log file under the
+// test's temp folder (see Start). At cleanup the process gets SIGTERM, then
+// SIGKILL if it has not exited within 15 s; when the test failed, the last 80
+// lines of its log are printed first. The test fails at once if the process
+// cannot be started.
+func StartProcess(t testing.TB, name, bin string, args ...string) *Process {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), name+".log")
+	p, err := Start(name, logPath, bin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("started %s: %s %s (log: %s)", name, bin, strings.Join(args, " "), logPath)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -154,6 +99,15 @@ func (p *Process) Exited() bool {
 	default:
 		return false
 	}
+}
+
+// State returns how the process ended, with the resources it used (its
+// SysUsage, UserTime and SystemTime), once it has exited; nil while it runs.
+func (p *Process) State() *os.ProcessState {
+	if !p.Exited() {
+		return nil
+	}
+	return p.cmd.ProcessState
 }
 
 // Wait waits up to timeout for the process to exit and returns its exit code

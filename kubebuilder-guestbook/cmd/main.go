@@ -58,10 +58,6 @@ import (
 	// +kubebuilder:scaffold:imports
 )
 
-// fieldOwner is the field manager the operator's writes are recorded under
-// (metadata.managedFields).
-const fieldOwner = "guestbook-operator"
-
 var (
 	scheme   = runtime.NewScheme()
 	setupLog = ctrl.Log.WithName("setup")
@@ -74,7 +70,7 @@ func init() {
 }
 
 // reconcilerDeps is what a Reconciler may use: the manager's client (reads from
-// its cache, writes as fieldOwner), the scheme for owner references, the event
+// its cache, writes as controller.ControllerName), the scheme for owner references, the event
 // recorder, and the directory ConfigMap every Guestbook is registered in.
 type reconcilerDeps struct {
 	client    client.Client
@@ -107,6 +103,11 @@ var reconcilers = map[string]func(reconcilerDeps) managedReconciler{
 	},
 }
 
+// reconcilerNames returns the keys of reconcilers, sorted.
+func reconcilerNames() []string {
+	return slices.Sorted(maps.Keys(reconcilers))
+}
+
 func main() {
 	if err := run(); err != nil {
 		// setupLog logs without a stack trace: the error names its fix.
@@ -116,10 +117,12 @@ func main() {
 }
 
 // run parses the flags, builds the manager and runs it until SIGTERM/SIGINT.
-// The flags the kit adds to kubebuilder's are --reconciler, --enable-webhooks,
-// --operator-namespace, --leader-election-namespace, the Lease timings
-// --leader-elect-lease-duration/-renew-deadline/-retry-period (named as in
-// sample-controller) and --kube-api-qps/-burst.
+// The flags the kit adds to kubebuilder's are --reconciler, --workers,
+// --enable-webhooks, --operator-namespace, the Lease's place and timings
+// --leader-elect-resource-namespace/-resource-name and
+// --leader-elect-lease-duration/-renew-deadline/-retry-period, and
+// --kube-api-qps/-burst: the same names, with the same meaning, as in the other
+// two tiers (and, for leader election, as in kube-controller-manager).
 //
 //nolint:gocyclo
 func run() error {
@@ -128,13 +131,15 @@ func run() error {
 	var webhookCertPath, webhookCertName, webhookCertKey string
 	var webhookPort int
 	var enableLeaderElection bool
-	var leaderElectionNamespace string
+	var leaderElectionNamespace, leaderElectionName string
+	var workers int
 	var leaseDuration, renewDeadline, retryPeriod time.Duration
 	var probeAddr string
 	var secureMetrics bool
 	var enableHTTP2 bool
 	var enableWebhooks bool
 	var reconcilerName string
+	var listReconcilers bool
 	var operatorNamespace string
 	var qps float64
 	var burst int
@@ -147,8 +152,12 @@ func run() error {
 		"Enable leader election for controller manager. "+
 			"Enabling this will ensure there is only one active controller manager. "+
 			"config/manager/manager.yaml turns it on in-cluster.")
-	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
+	flag.StringVar(&leaderElectionNamespace, "leader-elect-resource-namespace", "",
 		"The namespace of the leader election Lease; needed outside a cluster (defaults to the Pod's namespace in-cluster).")
+	flag.StringVar(&leaderElectionName, "leader-elect-resource-name", "90d9e30a.controller-kit.dev",
+		"The name of the leader election Lease (kubebuilder's LeaderElectionID).")
+	flag.IntVar(&workers, "workers", 4,
+		"How many Guestbooks are reconciled in parallel (controller-runtime's MaxConcurrentReconciles; one Guestbook is never reconciled by two workers at once).")
 	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", 15*time.Second,
 		"How long other replicas wait after the leader's last renewal before taking over.")
 	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
@@ -172,6 +181,7 @@ func run() error {
 			"Defaults to $ENABLE_WEBHOOKS, else true; make run turns them off.")
 	flag.StringVar(&reconcilerName, "reconciler", "reference",
 		"The Reconciler to run: reference (the finished operator) or stub (logs only; the lesson's starting point); see reconcilers.")
+	flag.BoolVar(&listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit.")
 	flag.StringVar(&operatorNamespace, "operator-namespace", envOr("POD_NAMESPACE", "kubebuilder-guestbook-system"),
 		"The namespace of the directory ConfigMap "+controller.DirectoryName+". Defaults to $POD_NAMESPACE.")
 	flag.Float64Var(&qps, "kube-api-qps", 200, "Queries per second the client may make to the API server.")
@@ -181,6 +191,10 @@ func run() error {
 	}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if listReconcilers {
+		fmt.Println(strings.Join(reconcilerNames(), "\n"))
+		return nil
+	}
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	// A setup error (a missing CRD, a bad flag) names its fix; the stack trace that
@@ -188,13 +202,16 @@ func run() error {
 	// setupLog records stack traces for panics only.
 	setupLog = zap.New(zap.UseFlagOptions(&opts), zap.StacktraceLevel(zapcore.DPanicLevel)).WithName("setup")
 
+	if workers < 1 {
+		return fmt.Errorf("--workers=%d: need at least 1 worker, for example --workers=4", workers)
+	}
 	if _, ok := reconcilers[reconcilerName]; !ok {
-		return fmt.Errorf("--reconciler=%q: want one of %s", reconcilerName, strings.Join(slices.Sorted(maps.Keys(reconcilers)), ", "))
+		return fmt.Errorf("--reconciler=%q: want one of %s", reconcilerName, strings.Join(reconcilerNames(), ", "))
 	}
 	if enableLeaderElection {
 		// In a Pod the Lease goes to the Pod's namespace, read from this file.
 		if _, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); leaderElectionNamespace == "" && err != nil {
-			return errors.New("--leader-elect outside a cluster needs --leader-election-namespace: the namespace of the Lease")
+			return errors.New("--leader-elect outside a cluster needs --leader-elect-resource-namespace: the namespace of the Lease")
 		}
 		if err := checkLeaseTimings(leaseDuration, renewDeadline, retryPeriod); err != nil {
 			return err
@@ -269,7 +286,7 @@ func run() error {
 		WebhookServer:           webhook.NewServer(webhookServerOptions),
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          enableLeaderElection,
-		LeaderElectionID:        "90d9e30a.controller-kit.dev",
+		LeaderElectionID:        leaderElectionName,
 		LeaderElectionNamespace: leaderElectionNamespace,
 		LeaseDuration:           &leaseDuration,
 		RenewDeadline:           &renewDeadline,
@@ -279,7 +296,8 @@ func run() error {
 		LeaderElectionReleaseOnCancel: true,
 		// A cache that cannot sync at start (say, the CRD was deleted right after
 		// the check below) fails the manager within a bounded time instead of hanging.
-		Controller: config.Controller{CacheSyncTimeout: 2 * time.Minute},
+		// MaxConcurrentReconciles is --workers, for every controller of the manager.
+		Controller: config.Controller{CacheSyncTimeout: 2 * time.Minute, MaxConcurrentReconciles: workers},
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -291,11 +309,11 @@ func run() error {
 		return err
 	}
 
-	writer := client.WithFieldOwner(mgr.GetClient(), fieldOwner)
+	writer := client.WithFieldOwner(mgr.GetClient(), controller.ControllerName)
 	r := reconcilers[reconcilerName](reconcilerDeps{
 		client:   writer,
 		scheme:   mgr.GetScheme(),
-		recorder: mgr.GetEventRecorder(fieldOwner),
+		recorder: mgr.GetEventRecorder(controller.ControllerName),
 		directory: &controller.Directory{
 			Client: writer,
 			Reader: mgr.GetAPIReader(),
@@ -305,7 +323,7 @@ func run() error {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("creating the guestbook controller: %w", err)
 	}
-	setupLog.Info("Guestbook controller set up", "reconciler", reconcilerName,
+	setupLog.Info("Guestbook controller set up", "reconciler", reconcilerName, "workers", workers,
 		"directory", types.NamespacedName{Namespace: operatorNamespace, Name: controller.DirectoryName})
 
 	if enableWebhooks {

@@ -89,7 +89,7 @@ func (c component) selector(gb *webappv1.Guestbook) map[string]string {
 // labels returns the labels of a component's Deployment, Service and Pods.
 func (c component) labels(gb *webappv1.Guestbook) map[string]string {
 	l := c.selector(gb)
-	l["app.kubernetes.io/managed-by"] = "guestbook-operator"
+	l["app.kubernetes.io/managed-by"] = ControllerName
 	return l
 }
 
@@ -130,9 +130,9 @@ func (r *GuestbookReconciler) ensureChild(ctx context.Context, gb *webappv1.Gues
 	}
 	switch op {
 	case controllerutil.OperationResultCreated:
-		r.Recorder.Eventf(gb, obj, corev1.EventTypeNormal, "Created", "Create", "Created %s %s", kind, obj.GetName())
+		r.Recorder.Eventf(gb, obj, corev1.EventTypeNormal, ReasonCreated, "Create", "Created %s %s", kind, obj.GetName())
 	case controllerutil.OperationResultUpdated:
-		r.Recorder.Eventf(gb, obj, corev1.EventTypeNormal, "Updated", "Update", "Updated %s %s to match the spec", kind, obj.GetName())
+		r.Recorder.Eventf(gb, obj, corev1.EventTypeNormal, ReasonUpdated, "Update", "Updated %s %s to match the spec", kind, obj.GetName())
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -59,9 +60,25 @@ func entryValue(gb *webappv1.Guestbook) string {
 	return fmt.Sprintf("http://%s%s.%s.svc", gb.Name, webappv1.FrontendSuffix, gb.Namespace)
 }
 
+// sharedWrite runs write again, after a short backoff, when it lost a race for the
+// directory ConfigMap: with --workers above 1 several Guestbooks register at once,
+// and the one ConfigMap they share is then updated (a Conflict) or created (an
+// AlreadyExists) by another worker between a read and a write. Each retry reads
+// again. Nothing else requeues such a loser, because the operator does not watch
+// ConfigMaps. Other errors, and a race lost four times, are returned.
+func sharedWrite(write func() error) error {
+	lostRace := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	return retry.OnError(retry.DefaultBackoff, lostRace, write)
+}
+
 // Register makes sure the directory has the Guestbook's entry, creating the
 // ConfigMap if it does not exist yet. An entry already in place costs one read.
 func (d *Directory) Register(ctx context.Context, gb *webappv1.Guestbook) error {
+	return sharedWrite(func() error { return d.register(ctx, gb) })
+}
+
+// register is one attempt of Register.
+func (d *Directory) register(ctx context.Context, gb *webappv1.Guestbook) error {
 	key, value := EntryKey(gb), entryValue(gb)
 	var cm corev1.ConfigMap
 	err := d.Reader.Get(ctx, d.Key, &cm)
@@ -93,6 +110,11 @@ func (d *Directory) Register(ctx context.Context, gb *webappv1.Guestbook) error 
 // Unregister removes the Guestbook's entry. A missing ConfigMap or entry counts
 // as done, so deletion never hangs on something already cleaned up.
 func (d *Directory) Unregister(ctx context.Context, gb *webappv1.Guestbook) error {
+	return sharedWrite(func() error { return d.unregister(ctx, gb) })
+}
+
+// unregister is one attempt of Unregister.
+func (d *Directory) unregister(ctx context.Context, gb *webappv1.Guestbook) error {
 	key := EntryKey(gb)
 	var cm corev1.ConfigMap
 	if err := d.Reader.Get(ctx, d.Key, &cm); err != nil {

@@ -39,6 +39,42 @@ import (
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
 )
 
+// ControllerName names the operator to the API server: the field manager of its
+// writes, the reporting controller of its events and the managed-by label of its
+// children. workqueue-example's ControllerName and sample-controller's
+// controller.ControllerName are the same idea in the other tiers.
+const ControllerName = "guestbook-operator"
+
+// Event reasons the GuestbookReconciler records on Guestbooks. Normal events mark
+// a real change; Warning events something a person has to look at.
+const (
+	// ReasonCreated and ReasonUpdated: a child Deployment or Service was created,
+	// or updated to match the spec.
+	ReasonCreated = "Created"
+	ReasonUpdated = "Updated"
+	// ReasonAvailable and ReasonUnavailable: the Available condition turned True
+	// or False.
+	ReasonAvailable   = "Available"
+	ReasonUnavailable = "Unavailable"
+	// ReasonRecovered: the Degraded condition turned back to False.
+	ReasonRecovered = "Recovered"
+)
+
+// Reasons of a True Degraded condition, recorded as the reason of the Warning
+// event that reports it too.
+const (
+	// ReasonInvalidName: the Guestbook's name cannot name its children.
+	ReasonInvalidName = "InvalidName"
+	// ReasonInvalidSpec: the spec cannot be acted on (stored before the CRD
+	// schema or the webhook refused it).
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonChildConflict: a child's name is taken by an object this Guestbook
+	// does not control.
+	ReasonChildConflict = "ChildConflict"
+	// ReasonReconcileError: an API call failed; the reconcile is retried.
+	ReasonReconcileError = "ReconcileError"
+)
+
 // FinalizerName is the finalizer the Reconciler puts on every Guestbook, so that it
 // can remove the Guestbook's directory entry before the API server lets the object
 // go. Owner references cannot do that: the entry lives in another namespace.
@@ -53,7 +89,7 @@ const conflictRetry = time.Minute
 // leader, Redis followers and frontend (a Deployment and a Service each) in the
 // shape the spec asks for, registers the Guestbook in the Directory, and reports
 // what it sees in status conditions. Compare with controller-runtime's
-// examples/builtins/controller.go and with lesson 2's Reference.Reconcile in
+// examples/builtins/controller.go and with lesson 2's FooReconciler.Reconcile in
 // sample-controller/pkg/controller/reference.go.
 type GuestbookReconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
@@ -92,7 +128,7 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	var gb webappv1.Guestbook
 	if err := r.Get(ctx, req.NamespacedName, &gb); err != nil {
 		if apierrors.IsNotFound(err) {
-			log.Info("Guestbook is gone; nothing to do")
+			log.Info("Guestbook is gone, nothing to do")
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading Guestbook: %w", err)
@@ -115,11 +151,11 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	// the webhook was off): say so once and wait for the user. A new spec is a
 	// new event; a name never changes, so only a new Guestbook fixes that.
 	if errs := webappv1.ValidateName(gb.Name); len(errs) > 0 {
-		setBlocked(&gb, "InvalidName", errs.ToAggregate().Error())
+		setBlocked(&gb, ReasonInvalidName, errs.ToAggregate().Error())
 		return ctrl.Result{}, r.updateStatus(ctx, &gb, oldStatus)
 	}
 	if errs := webappv1.ValidateSpec(&gb.Spec); len(errs) > 0 {
-		setBlocked(&gb, "InvalidSpec", errs.ToAggregate().Error())
+		setBlocked(&gb, ReasonInvalidSpec, errs.ToAggregate().Error())
 		return ctrl.Result{}, r.updateStatus(ctx, &gb, oldStatus)
 	}
 
@@ -129,10 +165,10 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	var notOwned *notOwnedError
 	switch {
 	case errors.As(err, &notOwned):
-		setBlocked(&gb, "ChildConflict", notOwned.Error())
+		setBlocked(&gb, ReasonChildConflict, notOwned.Error())
 		return ctrl.Result{RequeueAfter: conflictRetry}, r.updateStatus(ctx, &gb, oldStatus)
 	case err != nil:
-		setBlocked(&gb, "ReconcileError", err.Error())
+		setBlocked(&gb, ReasonReconcileError, err.Error())
 		return ctrl.Result{}, errors.Join(err, r.updateStatus(ctx, &gb, oldStatus))
 	}
 

@@ -132,15 +132,15 @@ func (r *GuestbookReconciler) recordTransitions(gb *webappv1.Guestbook, old []me
 		case degraded:
 			r.Recorder.Eventf(gb, nil, corev1.EventTypeWarning, c.Reason, "Reconcile", "%s", c.Message)
 		case wasSet:
-			r.Recorder.Eventf(gb, nil, corev1.EventTypeNormal, "Recovered", "Reconcile", "the Guestbook is no longer degraded")
+			r.Recorder.Eventf(gb, nil, corev1.EventTypeNormal, ReasonRecovered, "Reconcile", "the Guestbook is no longer degraded")
 		}
 	}
 	if c, wasSet := flipped(webappv1.ConditionAvailable); c != nil && !degraded {
 		switch {
 		case c.Status == metav1.ConditionTrue:
-			r.Recorder.Eventf(gb, nil, corev1.EventTypeNormal, "Available", "Reconcile", "every component is available")
+			r.Recorder.Eventf(gb, nil, corev1.EventTypeNormal, ReasonAvailable, "Reconcile", "every component is available")
 		case wasSet:
-			r.Recorder.Eventf(gb, nil, corev1.EventTypeWarning, "Unavailable", "Reconcile", "%s", c.Message)
+			r.Recorder.Eventf(gb, nil, corev1.EventTypeWarning, ReasonUnavailable, "Reconcile", "%s", c.Message)
 		}
 	}
 }

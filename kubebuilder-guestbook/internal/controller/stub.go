@@ -45,7 +45,7 @@ func (r *StubReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	var gb webappv1.Guestbook
 	if err := r.Get(ctx, req.NamespacedName, &gb); err != nil {
 		if client.IgnoreNotFound(err) == nil {
-			log.Info("Guestbook is gone; nothing to do")
+			log.Info("Guestbook is gone, nothing to do")
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err

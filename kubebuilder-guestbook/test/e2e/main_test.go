@@ -43,6 +43,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,55 +63,32 @@ var (
 	// deadline bounds every poll: generous for a loaded 2-core machine, and only
 	// reached by a test that is failing anyway. `make check` shortens it through
 	// $KIT_E2E_TIMEOUT.
-	deadline   = kittest.Deadline(120 * time.Second)
-	projectDir string
-	managerBin string
-	scheme     = runtime.NewScheme()
+	deadline = kittest.Deadline(120 * time.Second)
+	// suite builds the manager once for every test (suite.Bin) in this project
+	// (suite.TierDir), installs the CRD, and tells `make check` about the checks.
+	suite  = &kittest.Suite{Checks: append(checks, exerciseChecks...), Tier: "../..", Main: "cmd", Binary: "manager"}
+	scheme = runtime.NewScheme()
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(webappv1.AddToScheme(scheme))
+	suite.Setup = installCRD
+	os.Exit(suite.Run(m))
 }
 
-func runTests(m *testing.M) int {
-	if err := kittest.WriteChecks(append(checks, exerciseChecks...)); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	var err error
-	if projectDir, err = filepath.Abs("../.."); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	if err := webappv1.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	var cleanup func()
-	managerBin, cleanup, err = kittest.BuildForSuite(filepath.Join(projectDir, "cmd"), "manager")
+// installCRD installs (or updates) the CRD server-side, as `make install` does,
+// and waits until a controller can use it. A reference solution (make check
+// SOLUTION=...) may replace the CRD.
+func installCRD() error {
+	crd, err := kittest.File(filepath.Join(suite.TierDir, "config", "crd", "bases", "webapp.controller-kit.dev_guestbooks.yaml"))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL:", err)
-		return 1
-	}
-	defer cleanup()
-	// Install (or update) the CRD server-side, as `make install` does.
-	// A reference solution (make check SOLUTION=...) may replace the CRD.
-	crd, err := kittest.File(filepath.Join(projectDir, "config", "crd", "bases", "webapp.controller-kit.dev_guestbooks.yaml"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL:", err)
-		return 1
+		return err
 	}
 	if out, err := kittest.KubectlE("apply", "--server-side", "-f", crd); err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL: installing the CRD:", err, out)
-		return 1
+		return fmt.Errorf("installing the CRD: %w (%s)", err, out)
 	}
-	if err := kittest.WaitForCRD("guestbooks.webapp.controller-kit.dev", "webapp.controller-kit.dev/v1", "Guestbook", 90*time.Second); err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL:", err)
-		return 1
-	}
-	return m.Run()
+	return kittest.WaitForCRD("guestbooks.webapp.controller-kit.dev", "webapp.controller-kit.dev/v1", "Guestbook", 90*time.Second)
 }
 
 // newClient returns a controller-runtime client for the cluster under test, with
@@ -141,7 +119,7 @@ func installRBAC(t *testing.T, c client.Client, ns string) {
 	create(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: serviceAccount, Namespace: ns}})
 
 	for _, file := range []string{"role.yaml", "leader_election_role.yaml"} {
-		for _, obj := range readObjects(t, filepath.Join(projectDir, "config", "rbac", file)) {
+		for _, obj := range readObjects(t, filepath.Join(suite.TierDir, "config", "rbac", file)) {
 			switch role := obj.(type) {
 			case *rbacv1.ClusterRole:
 				role.Name = "guestbook-e2e-" + ns
@@ -208,11 +186,11 @@ func startManager(t *testing.T, name, operatorNS string, extraArgs ...string) *k
 		"--kubeconfig", kittest.ImpersonatingKubeconfig(t, operatorNS, serviceAccount),
 		"--enable-webhooks=false",
 		"--operator-namespace", operatorNS,
-		"--leader-elect", "--leader-election-namespace", operatorNS,
+		"--leader-elect", "--leader-elect-resource-namespace", operatorNS,
 		"--health-probe-bind-address=0", "--metrics-bind-address=0",
-		"--reconciler", envOr("RECONCILER", "reference"),
+		"--reconciler", kittest.Reconciler(),
 	}, extraArgs...)
-	return kittest.StartProcess(t, name, managerBin, args...)
+	return kittest.StartProcess(t, name, suite.Bin, args...)
 }
 
 // getGuestbook reads a Guestbook; a NotFound error means it is gone.
@@ -227,11 +205,4 @@ func isGone(err error) (bool, error) {
 		return true, nil
 	}
 	return false, err
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

@@ -28,9 +28,9 @@ import (
 	foolisters "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/listers/samplecontroller/v1alpha1"
 )
 
-// Name is the controller's name: its FieldManager on every write, the source of
+// ControllerName is the controller's name: its FieldManager on every write, the source of
 // its events and the name of its leader-election Lease.
-const Name = "sample-controller"
+const ControllerName = "sample-controller"
 
 // Controller turns informer events into Foo keys on a rate-limited workqueue and
 // runs workers that hand each key to a Reconciler. It knows nothing about what

@@ -23,7 +23,7 @@ import (
 	fooinformers "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/informers/externalversions"
 )
 
-// The tests in this file run the Controller with the Reference Reconciler
+// The tests in this file run the Controller with the FooReconciler
 // against a real kube-apiserver and etcd (controller-runtime's envtest) with the
 // shipped CRD, but no kube-controller-manager: nothing else writes Deployment
 // status, so a test can set it and watch the Foo follow.
@@ -69,7 +69,7 @@ func startAPIServer(t *testing.T) *rest.Config {
 	return cfg
 }
 
-// startController runs the Controller with the Reference Reconciler until the
+// startController runs the Controller with the FooReconciler until the
 // test ends.
 func startController(t *testing.T, cfg *rest.Config) (kubernetes.Interface, versioned.Interface) {
 	t.Helper()
@@ -82,7 +82,7 @@ func startController(t *testing.T, cfg *rest.Config) (kubernetes.Interface, vers
 	fooFactory := fooinformers.NewSharedInformerFactory(fooClient, 0)
 	deployments := kubeFactory.Apps().V1().Deployments()
 	foos := fooFactory.Samplecontroller().V1alpha1().Foos()
-	c, err := New(ctx, foos, deployments, &Reference{
+	c, err := New(ctx, foos, deployments, &FooReconciler{
 		KubeClient:  kubeClient,
 		FooClient:   fooClient,
 		Foos:        foos.Lister(),

@@ -14,8 +14,9 @@ import (
 // there is nothing left to do. A non-nil error puts the key back on the queue
 // with backoff. A Foo that no longer exists is a normal deletion, not an error.
 //
-// The kit ships two: Reference (the behaviour the e2e suite checks) and Stub
-// (logs what it sees; the learner's starting point). Pick one with --reconciler.
+// The kit ships two: FooReconciler, the reference (the behaviour the e2e suite
+// checks), and StubReconciler (logs what it sees; the learner's starting point).
+// Pick one with --reconciler; a learner's copy is MyReconciler.
 type Reconciler interface {
 	Reconcile(ctx context.Context, key cache.ObjectName) error
 }

@@ -21,7 +21,7 @@ import (
 	foolisters "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/listers/samplecontroller/v1alpha1"
 )
 
-// Event reasons the Reference Reconciler records on Foos. Normal events mark a
+// Event reasons the FooReconciler records on Foos. Normal events mark a
 // real change; Warning events mark something a person has to fix.
 const (
 	ReasonDeploymentCreated = "DeploymentCreated"
@@ -34,16 +34,16 @@ const (
 )
 
 // PodImage is the container image of the pods in every Deployment the
-// Reference Reconciler creates.
+// FooReconciler creates.
 const PodImage = "nginx:1.27"
 
-// Reference is the Reconciler the kit ships: for each Foo it keeps one owned
+// FooReconciler is the reference Reconciler, the one the kit ships: for each Foo it keeps one owned
 // Deployment with the Foo's replica count and mirrors the Deployment's available
 // replicas into the Foo's status. It reads only from the informers' caches and
 // writes only what differs.
 //
 // Compare with syncHandler in k8s.io/sample-controller/controller.go.
-type Reference struct {
+type FooReconciler struct {
 	KubeClient  kubernetes.Interface
 	FooClient   versioned.Interface
 	Foos        foolisters.FooLister
@@ -51,19 +51,19 @@ type Reference struct {
 	Recorder    record.EventRecorder
 }
 
-var _ Reconciler = (*Reference)(nil)
+var _ Reconciler = (*FooReconciler)(nil)
 
 // Reconcile brings one Foo's Deployment and status in line with its spec. It
 // returns an error (so the key is retried with backoff) when an API call fails
 // or the Deployment name is taken by a Deployment this Foo does not control.
-func (r *Reference) Reconcile(ctx context.Context, key cache.ObjectName) error {
+func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) error {
 	logger := klog.FromContext(ctx)
 
 	// 1. Read the Foo from the informer's cache. Gone means deleted: its
-	// Deployment goes with it through the owner reference, nothing to do here.
+	// Deployment goes with it through the owner reference (the garbage collector).
 	foo, err := r.Foos.Foos(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
-		logger.Info("Foo deleted; the garbage collector removes its Deployment")
+		logger.Info("Foo is gone, nothing to do")
 		return nil
 	}
 	if err != nil {
@@ -83,7 +83,7 @@ func (r *Reference) Reconcile(ctx context.Context, key cache.ObjectName) error {
 	name := foo.Spec.DeploymentName
 	deployment, err := r.Deployments.Deployments(foo.Namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		deployment, err = r.KubeClient.AppsV1().Deployments(foo.Namespace).Create(ctx, newDeployment(foo), metav1.CreateOptions{FieldManager: Name})
+		deployment, err = r.KubeClient.AppsV1().Deployments(foo.Namespace).Create(ctx, newDeployment(foo), metav1.CreateOptions{FieldManager: ControllerName})
 		if err != nil {
 			// AlreadyExists lands here too when our cache lags behind: the
 			// retry reads the Deployment from the cache and carries on.
@@ -113,7 +113,7 @@ func (r *Reference) Reconcile(ctx context.Context, key cache.ObjectName) error {
 		}
 		scaled := deployment.DeepCopy()
 		scaled.Spec.Replicas = &want
-		deployment, err = r.KubeClient.AppsV1().Deployments(foo.Namespace).Update(ctx, scaled, metav1.UpdateOptions{FieldManager: Name})
+		deployment, err = r.KubeClient.AppsV1().Deployments(foo.Namespace).Update(ctx, scaled, metav1.UpdateOptions{FieldManager: ControllerName})
 		if err != nil {
 			return fmt.Errorf("scaling Deployment %s/%s to %d replicas: %w", foo.Namespace, name, want, err)
 		}
@@ -134,7 +134,7 @@ func (r *Reference) Reconcile(ctx context.Context, key cache.ObjectName) error {
 	}
 	updated := foo.DeepCopy()
 	updated.Status = status
-	if _, err := r.FooClient.SamplecontrollerV1alpha1().Foos(foo.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: Name}); err != nil {
+	if _, err := r.FooClient.SamplecontrollerV1alpha1().Foos(foo.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: ControllerName}); err != nil {
 		return fmt.Errorf("updating the status of Foo %s: %w", key, err)
 	}
 	logger.V(2).Info("Updated Foo status", "availableReplicas", status.AvailableReplicas, "observedGeneration", status.ObservedGeneration)
@@ -169,7 +169,7 @@ func newDeployment(foo *samplev1alpha1.Foo) *appsv1.Deployment {
 	labels := map[string]string{
 		"app.kubernetes.io/name":       "nginx",
 		"app.kubernetes.io/instance":   foo.Spec.DeploymentName,
-		"app.kubernetes.io/managed-by": Name,
+		"app.kubernetes.io/managed-by": ControllerName,
 	}
 	replicas := desiredReplicas(foo)
 	return &appsv1.Deployment{

@@ -21,7 +21,7 @@ import (
 	foolisters "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/listers/samplecontroller/v1alpha1"
 )
 
-// These tests drive Reference.Reconcile directly, with the listers filled by
+// These tests drive FooReconciler.Reconcile directly, with the listers filled by
 // hand (standing in for the informers' caches) and the generated fake
 // clientsets recording every API call. Each test asserts the exact writes.
 
@@ -62,7 +62,7 @@ func (f *fixture) reconcile(key cache.ObjectName) error {
 	f.fooClient = foofake.NewSimpleClientset(fooObjects...)
 	f.recorder = record.NewFakeRecorder(10)
 
-	r := &Reference{
+	r := &FooReconciler{
 		KubeClient:  f.kubeClient,
 		FooClient:   f.fooClient,
 		Foos:        foolisters.NewFooLister(fooIndexer),

@@ -12,25 +12,25 @@ import (
 	foolisters "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/listers/samplecontroller/v1alpha1"
 )
 
-// Stub is a Reconciler that only reads and logs: the Foo it was asked about and
+// StubReconciler is a Reconciler that only reads and logs: the Foo it was asked about and
 // the Deployment that Foo names, if any. It never writes. Start your own
 // Reconciler from it; `make test-e2e RECONCILER=stub` shows which behaviours
 // are still missing.
-type Stub struct {
+type StubReconciler struct {
 	Foos        foolisters.FooLister
 	Deployments appslisters.DeploymentLister
 }
 
-var _ Reconciler = (*Stub)(nil)
+var _ Reconciler = (*StubReconciler)(nil)
 
 // Reconcile logs what the caches hold for key. It returns an error only when a
 // cache read fails for a reason other than "not found".
-func (s *Stub) Reconcile(ctx context.Context, key cache.ObjectName) error {
+func (s *StubReconciler) Reconcile(ctx context.Context, key cache.ObjectName) error {
 	logger := klog.FromContext(ctx)
 
 	foo, err := s.Foos.Foos(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
-		logger.Info("Foo is gone")
+		logger.Info("Foo is gone, nothing to do")
 		return nil
 	}
 	if err != nil {

@@ -43,7 +43,7 @@ var checks = []kittest.Check{
 	{
 		Test:      "TestDeletingFooGarbageCollectsDeployment",
 		Behaviour: "deleting a Foo deletes its Deployment (by the garbage collector), and the controller logs it once without error",
-		Hint:      `set blockOwnerDeletion in the owner reference; on NotFound from the Foo lister log "Foo deleted" and return nil`,
+		Hint:      `set blockOwnerDeletion in the owner reference; on NotFound from the Foo lister log "Foo is gone, nothing to do" and return nil`,
 		Reread:    lesson + "#6-owner-references-and-garbage-collection",
 		StubFails: true,
 	},

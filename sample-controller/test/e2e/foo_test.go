@@ -126,7 +126,7 @@ func TestDeletingFooGarbageCollectsDeployment(t *testing.T) {
 	waitForDeployment(t, cs, ns, "web", "Deployment web to be created", func(*appsv1.Deployment) bool { return true })
 	// Let the rollout settle first: a Deployment status update still in flight
 	// when the Foo is deleted would queue the Foo once more, and the second
-	// "Foo deleted" line would not be the Reconciler's doing.
+	// "Foo is gone, nothing to do" line would not be the Reconciler's doing.
 	waitForFooStatus(t, fooClient, ns, "web", 1)
 
 	if err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
@@ -142,10 +142,10 @@ func TestDeletingFooGarbageCollectsDeployment(t *testing.T) {
 	// A deleted Foo is a normal event for the Reconciler: one log line, no
 	// error. (The Deployment's own deletion must not wake the Reconciler again.)
 	kittest.Eventually(t, deadline, "the controller to log the Foo's deletion", func(context.Context) (bool, error) {
-		return strings.Contains(controller.Logs(), "Foo deleted"), nil
+		return strings.Contains(controller.Logs(), "Foo is gone, nothing to do"), nil
 	})
 	logs := controller.Logs()
-	if n := strings.Count(logs, "Foo deleted"); n != 1 {
+	if n := strings.Count(logs, "Foo is gone, nothing to do"); n != 1 {
 		t.Errorf("the controller logged the deletion %d times, want once", n)
 	}
 	if strings.Contains(logs, "Reconcile failed") {
@@ -238,7 +238,7 @@ func TestMissingCRDFailsFastNamingTheFix(t *testing.T) {
 	server := newEmptyAPIServer(t)
 	kubeconfig := writeKubeconfig(t, server.URL)
 
-	p := kittest.StartProcess(t, "controller", controllerBin, "--kubeconfig="+kubeconfig)
+	p := kittest.StartProcess(t, "controller", suite.Bin, "--kubeconfig="+kubeconfig)
 	code, err := p.Wait(30 * time.Second)
 	if err != nil {
 		t.Fatalf("the controller did not exit without its CRD: %v", err)

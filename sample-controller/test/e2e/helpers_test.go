@@ -50,37 +50,14 @@ var (
 	// only reached when a test is going to fail anyway. `make check` shortens it
 	// through $KIT_E2E_TIMEOUT.
 	deadline = kittest.Deadline(90 * time.Second)
-	// tierDir is sample-controller/, the controller's main package.
-	tierDir string
-	// controllerBin is the controller, built once for the whole suite.
-	controllerBin string
-	installOnce   sync.Once
-	installErr    error
+	// suite builds the controller once for every test (suite.Bin) in this tier
+	// (suite.TierDir), and tells `make check` about the checks.
+	suite       = &kittest.Suite{Checks: append(checks, exerciseChecks...), Tier: "../..", Main: ".", Binary: "sample-controller"}
+	installOnce sync.Once
+	installErr  error
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	if err := kittest.WriteChecks(append(checks, exerciseChecks...)); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	var err error
-	if tierDir, err = filepath.Abs("../.."); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	bin, cleanup, err := kittest.BuildForSuite(tierDir, "sample-controller")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer cleanup()
-	controllerBin = bin
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
 
 // clients returns clients as the test's own (admin) user, after installing the
 // CRD and the shipped RBAC once per run. kittest.Config refuses clusters other
@@ -89,14 +66,14 @@ func clients(t *testing.T) (kubernetes.Interface, versioned.Interface) {
 	t.Helper()
 	cfg := kittest.Config(t)
 	installOnce.Do(func() {
-		rbac, err := filepath.Glob(filepath.Join(tierDir, "config/rbac/*.yaml"))
+		rbac, err := filepath.Glob(filepath.Join(suite.TierDir, "config/rbac/*.yaml"))
 		if err != nil {
 			installErr = err
 			return
 		}
 		for _, manifest := range append([]string{
-			filepath.Join(tierDir, "config/crd/samplecontroller.k8s.io_foos.yaml"),
-			filepath.Join(tierDir, "config/manager/namespace.yaml"),
+			filepath.Join(suite.TierDir, "config/crd/samplecontroller.k8s.io_foos.yaml"),
+			filepath.Join(suite.TierDir, "config/manager/namespace.yaml"),
 		}, rbac...) {
 			// A reference solution (make check SOLUTION=...) may replace a manifest.
 			path, err := kittest.File(manifest)
@@ -121,14 +98,6 @@ func clients(t *testing.T) (kubernetes.Interface, versioned.Interface) {
 	return kittest.Clientset(t), fooClient
 }
 
-// reconciler is the Reconciler under test: $RECONCILER, else reference.
-func reconciler() string {
-	if r := os.Getenv("RECONCILER"); r != "" {
-		return r
-	}
-	return "reference"
-}
-
 // startController runs the controller as the shipped ServiceAccount, watching
 // only namespace (so tests do not see each other's Foos). At cleanup the test
 // fails if the controller was ever refused an API call.
@@ -138,10 +107,10 @@ func startController(t *testing.T, name, namespace string, extraArgs ...string) 
 	args := append([]string{
 		"--kubeconfig=" + kubeconfig,
 		"--namespace=" + namespace,
-		"--reconciler=" + reconciler(),
+		"--reconciler=" + kittest.Reconciler(),
 		"-v=2",
 	}, extraArgs...)
-	p := kittest.StartProcess(t, name, controllerBin, args...)
+	p := kittest.StartProcess(t, name, suite.Bin, args...)
 	t.Cleanup(func() {
 		if strings.Contains(p.Logs(), "forbidden") {
 			t.Errorf("%s was refused an API call: the shipped RBAC lacks a permission (see its log)", name)

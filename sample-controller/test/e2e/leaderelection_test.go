@@ -37,8 +37,8 @@ func startReplicas(t *testing.T, cs kubernetes.Interface, ns string) ([]*kittest
 	})
 	args := []string{
 		"--leader-elect",
-		"--leader-elect-namespace=" + controllerNamespace,
-		"--leader-elect-name=" + lease,
+		"--leader-elect-resource-namespace=" + controllerNamespace,
+		"--leader-elect-resource-name=" + lease,
 		"--leader-elect-lease-duration=10s",
 		"--leader-elect-renew-deadline=7s",
 		"--leader-elect-retry-period=1s",

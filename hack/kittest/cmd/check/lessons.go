@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// lesson is one row of the table that everything in `make check` and in make
+// test's lesson lanes reads: which tier a lesson's suite lives in, which lesson
+// file its hints point into, and its exercises.
+type lesson struct {
+	// number is what LESSON= takes.
+	number string
+	// tier is the tier's folder at the repository root; its test/e2e holds the suite.
+	tier string
+	// doc is the lesson file, from the repository root.
+	doc string
+	// exercises go beyond the reference Reconciler; each has a reference solution.
+	exercises []exercise
+}
+
+// exercise is one exercise of a lesson with a check of its own (skipped unless
+// EXERCISE= names it) and a reference solution,
+// docs/solutions/<lesson file name>/<name>.patch.
+type exercise struct {
+	// name is what EXERCISE= and SOLUTION= take.
+	name string
+	// reconciler is the name under which the solution registers a Reconciler of
+	// its own in the tier's reconcilers map, or "" when the solution changes the
+	// reference Reconciler itself. `make check SOLUTION=` checks that one.
+	reconciler string
+}
+
+// lessons is the table. A new lesson or exercise is a new entry here (and its
+// suite's check table); nothing else in the checker names one.
+var lessons = []lesson{
+	{number: "1", tier: "workqueue-example", doc: "docs/lessons/01-workqueue.md",
+		exercises: []exercise{{name: "configmaps"}}},
+	{number: "2", tier: "sample-controller", doc: "docs/lessons/02-sample-controller.md",
+		exercises: []exercise{{name: "service", reconciler: "solution-service"}}},
+	{number: "3", tier: "kubebuilder-guestbook", doc: "docs/lessons/03-kubebuilder.md",
+		exercises: []exercise{{name: "ready"}}},
+}
+
+// findLesson returns the lesson whose number is n, or an error listing the lessons.
+func findLesson(n string) (*lesson, error) {
+	i := slices.IndexFunc(lessons, func(l lesson) bool { return l.number == n })
+	if i < 0 {
+		var numbers []string
+		for _, l := range lessons {
+			numbers = append(numbers, l.number)
+		}
+		return nil, fmt.Errorf("LESSON=%q: want one of %s, e.g. make check LESSON=2 RECONCILER=stub", n, strings.Join(numbers, ", "))
+	}
+	return &lessons[i], nil
+}
+
+// exercise returns the lesson's exercise called name, or an error listing them.
+func (l *lesson) exercise(name string) (*exercise, error) {
+	i := slices.IndexFunc(l.exercises, func(e exercise) bool { return e.name == name })
+	if i < 0 {
+		var names []string
+		for _, e := range l.exercises {
+			names = append(names, e.name)
+		}
+		return nil, fmt.Errorf("lesson %s has no exercise %q; its exercises: %s", l.number, name, strings.Join(names, ", "))
+	}
+	return &l.exercises[i], nil
+}

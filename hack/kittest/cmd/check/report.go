@@ -1,0 +1,209 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// report prints one line per check, in the table's order, then the tests the
+// table does not describe, and a summary; it returns the exit code.
+func report(w io.Writer, root string, checks []check, results map[string]*result, o options) int {
+	passed, failed, problems := 0, 0, []string{}
+	described := map[string]bool{}
+	for _, c := range checks {
+		described[c.Test] = true
+		if err := sectionExists(root, c.Reread); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", c.Test, err))
+		}
+		status := outcome(c.Test, results)
+		switch status {
+		case "pass":
+			passed++
+			fmt.Fprintf(w, "PASS  %s\n", c.Behaviour)
+		case "fail":
+			failed++
+			fmt.Fprintf(w, "FAIL  %s\n      hint:   %s\n      reread: %s\n", c.Behaviour, c.Hint, c.Reread)
+			for _, line := range failureLines(results[c.Test], o.verbose) {
+				fmt.Fprintf(w, "      | %s\n", line)
+			}
+		case "skip":
+			if c.Exercise != "" {
+				fmt.Fprintf(w, "skip  exercise %s (EXERCISE=%s runs it)\n", c.Exercise, c.Exercise)
+			} else {
+				fmt.Fprintf(w, "skip  %s\n", c.Behaviour)
+			}
+		case "":
+			if o.run != "" {
+				continue // not selected by -run
+			}
+			failed++
+			fmt.Fprintf(w, "FAIL  %s (did not run to the end)\n      reread: %s\n", c.Behaviour, c.Reread)
+		}
+		if o.expectStub && status == "" {
+			problems = append(problems, fmt.Sprintf("%s: no such test ran (is the table entry's name right?)", c.Test))
+		} else if o.expectStub && c.Exercise == "" && (status == "fail") != c.StubFails {
+			want := "pass"
+			if c.StubFails {
+				want = "fail"
+			}
+			problems = append(problems, fmt.Sprintf("%s: %s against the stub, but its table entry says it should %s", c.Test, status, want))
+		}
+	}
+	for _, name := range sortedKeys(results) {
+		if !described[name] && !hasDescribedChild(name, described) && !hasDescribedParent(name, described) {
+			problems = append(problems, fmt.Sprintf("%s (%s) has no entry in the suite's check table", name, results[name].action))
+		}
+	}
+	fmt.Fprintf(w, "\n%d of %d checks pass", passed, passed+failed)
+	if failed > 0 {
+		fmt.Fprint(w, ": fix the first FAIL above, then run the same command again")
+	}
+	fmt.Fprintln(w, ".")
+	if len(problems) > 0 {
+		fmt.Fprintf(w, "\nThe check table itself needs fixing:\n  %s\n", strings.Join(problems, "\n  "))
+		if o.expectStub && strings.Contains(strings.Join(problems, "\n"), "pass against the stub") {
+			fmt.Fprintln(w, "(Or another controller on this cluster did the stub's work: one watching every namespace, such as make run-sample, must be stopped first.)")
+		}
+		return 1
+	}
+	if o.expectStub {
+		fmt.Fprintln(w, "The stub fails exactly the checks its table expects it to fail.")
+		return 0
+	}
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// outcome is a check's status. A test with subtests fails when any subtest
+// fails; its own entry counts as failed only when none of them did, so one
+// missing behaviour is reported once.
+func outcome(test string, results map[string]*result) string {
+	res := results[test]
+	if res == nil {
+		return ""
+	}
+	if res.action == "fail" {
+		for name, r := range results {
+			if strings.HasPrefix(name, test+"/") && r.action == "fail" {
+				return "pass"
+			}
+		}
+	}
+	return res.action
+}
+
+// failureLines picks what the test said when it failed: the lines of its
+// t.Fatal/t.Error calls (they start with "file_test.go:NN:"), or with verbose
+// all of its output.
+func failureLines(res *result, verbose bool) []string {
+	if res == nil {
+		return nil
+	}
+	if verbose {
+		return res.output
+	}
+	var lines []string
+	testLine := regexp.MustCompile(`^\s+\w+_test\.go:\d+: `)
+	for i, line := range res.output {
+		if !testLine.MatchString(line) || strings.Contains(line, "started ") || strings.Contains(line, "events in namespace") ||
+			strings.Contains(line, "last lines of") {
+			continue
+		}
+		lines = append(lines, strings.TrimSpace(line))
+		// A multi-line message goes on with indented lines that have no file prefix.
+		for _, next := range res.output[i+1:] {
+			if testLine.MatchString(next) || !strings.HasPrefix(next, "        ") || len(lines) > 6 {
+				break
+			}
+			lines = append(lines, strings.TrimSpace(next))
+		}
+		if len(lines) > 6 {
+			break
+		}
+	}
+	return lines
+}
+
+// sectionExists checks that reread ("docs/lessons/x.md#anchor") names a file
+// of the kit and a heading in it, with GitHub's anchors.
+func sectionExists(root, reread string) error {
+	path, anchor, _ := strings.Cut(reread, "#")
+	data, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		return fmt.Errorf("reread %q: %w", reread, err)
+	}
+	if anchor == "" {
+		return nil
+	}
+	var anchors []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if heading, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") {
+			anchors = append(anchors, slug(heading))
+		}
+	}
+	if !slices.Contains(anchors, anchor) {
+		return fmt.Errorf("reread %q: %s has no heading with that anchor", reread, path)
+	}
+	return nil
+}
+
+// slug is the anchor GitHub gives a Markdown heading: lower case, punctuation
+// dropped, spaces turned into hyphens.
+func slug(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// hasDescribedChild reports whether some subtest of test has a table entry:
+// then the parent test is only their container.
+func hasDescribedChild(test string, described map[string]bool) bool {
+	for name := range described {
+		if strings.HasPrefix(name, test+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// hasDescribedParent reports whether test is a subtest of a test with a table
+// entry (a table-driven test's cases are one check).
+func hasDescribedParent(test string, described map[string]bool) bool {
+	for i := strings.LastIndex(test, "/"); i > 0; i = strings.LastIndex(test[:i], "/") {
+		if described[test[:i]] {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys(m map[string]*result) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// tail returns the last n lines.
+func tail(lines []string, n int) string {
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/controller-kit/controller-kit/hack/kittest"
+)
+
+// suiteRun is what one run of a suite said: the exit code for check's own exit,
+// and each check's status (pass, fail, skip, or "" when it did not run to the
+// end) by test name. status is nil when no check ran at all.
+type suiteRun struct {
+	code   int
+	checks []check
+	status map[string]string
+}
+
+// testEvent is one line of `go test -json` (cmd/test2json's TestEvent).
+type testEvent struct {
+	Action string
+	Test   string
+	Output string
+}
+
+// result is what the run said about one test.
+type result struct {
+	action string   // pass, fail or skip; empty when the test never finished
+	output []string // the test's output lines
+}
+
+// run runs the suite and prints the report to w. Its code is 0 when every check
+// that ran passed (with -expect-stub: when the stub failed exactly the expected
+// checks). The error says why the suite could not be run at all.
+func run(o options, w io.Writer) (*suiteRun, error) {
+	lesson, err := findLesson(o.lesson)
+	if err != nil {
+		return nil, err
+	}
+	root, err := filepath.Abs(o.root)
+	if err != nil {
+		return nil, err
+	}
+	tierDir := filepath.Join(root, lesson.tier)
+	tmp, err := os.MkdirTemp("", "kit-check-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+
+	var patch, patchPath string
+	if o.solution != "" {
+		ex, err := lesson.exercise(o.solution)
+		if err != nil {
+			return nil, fmt.Errorf("-solution=%q: %w", o.solution, err)
+		}
+		if patchPath, patch, err = readSolution(root, lesson.doc, o.solution); err != nil {
+			return nil, err
+		}
+		// A solution that registers a Reconciler of its own is checked with that
+		// one unless another was asked for: the reference would only show that
+		// the reference lacks the exercise.
+		if ex.reconciler != "" && o.reconciler == kittest.DefaultReconciler {
+			fmt.Fprintf(w, "The solution registers its own Reconciler, %s: checking that one (RECONCILER=%s).\n", ex.reconciler, ex.reconciler)
+			o.reconciler = ex.reconciler
+		}
+	}
+	env := append(os.Environ(),
+		kittest.ReconcilerEnv+"="+o.reconciler,
+		kittest.TimeoutEnv+"="+o.timeout,
+		kittest.ChecksOutEnv+"="+filepath.Join(tmp, "checks.json"),
+	)
+	what := "Reconciler " + o.reconciler
+	if o.solution != "" && o.exercise == "" {
+		o.exercise = o.solution // a solution is checked with its exercise's checks
+	}
+	if o.solution != "" {
+		overlay, err := writeOverlay(root, patchPath, patch, tmp)
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, kittest.OverlayEnv+"="+overlay)
+		what += ", solution " + o.solution
+	}
+	if o.exercise != "" {
+		what += ", exercise " + o.exercise
+	}
+	env = append(env, kittest.ExerciseEnv+"="+o.exercise)
+	fmt.Fprintf(w, "Checking lesson %s (%s) with %s; each wait gives up after %s.\n", o.lesson, lesson.tier, what, o.timeout)
+
+	start := time.Now()
+	// -parallel: the suites run their independent tests in parallel (t.Parallel),
+	// and go test would otherwise run only as many at once as there are CPUs.
+	args := []string{"test", "-tags", "e2e", "-count=1", "-json", "-timeout", "30m", "-parallel", "16"}
+	if o.run != "" {
+		args = append(args, "-run", o.run)
+	}
+	cmd := exec.Command("go", append(args, "./test/e2e/...")...)
+	cmd.Dir, cmd.Env = tierDir, env
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting go test in %s: %w", tierDir, err)
+	}
+	results, pkgOutput := readEvents(stdout, w)
+	waitErr := cmd.Wait()
+
+	checks, err := readChecks(filepath.Join(tmp, "checks.json"))
+	if err != nil {
+		fmt.Fprintf(w, "\nThe suite did not start:\n%s\n", tail(pkgOutput, 30))
+		return &suiteRun{code: 1}, nil
+	}
+	fmt.Fprintln(w)
+	if len(results) == 0 && waitErr != nil {
+		// TestMain stopped before any test: a build error, an unknown
+		// RECONCILER, a cluster that refused the CRD. Its own words say which.
+		fmt.Fprintf(w, "No check ran. The suite's output ends with:\n%s\n", tail(pkgOutput, 30))
+		fmt.Fprintf(w, "(%s)\n", time.Since(start).Round(time.Second))
+		return &suiteRun{code: 1}, nil
+	}
+	code := report(w, root, checks, results, o)
+	fmt.Fprintf(w, "(%s)\n", time.Since(start).Round(time.Second))
+	status := map[string]string{}
+	for _, c := range checks {
+		status[c.Test] = outcome(c.Test, results)
+	}
+	return &suiteRun{code: code, checks: checks, status: status}, nil
+}
+
+// readEvents reads the `go test -json` stream, printing a dot per finished test
+// so a learner sees progress, and returns each test's result and the output
+// that belongs to no test (build errors, TestMain's messages).
+func readEvents(r io.Reader, w io.Writer) (map[string]*result, []string) {
+	results := map[string]*result{}
+	var pkgOutput []string
+	scanner := bufio.NewScanner(r)
+	scanner.Buffer(make([]byte, 1024*1024), 16*1024*1024)
+	for scanner.Scan() {
+		var e testEvent
+		if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
+			pkgOutput = append(pkgOutput, scanner.Text())
+			continue
+		}
+		if e.Test == "" {
+			if e.Action == "output" {
+				pkgOutput = append(pkgOutput, strings.TrimRight(e.Output, "\n"))
+			}
+			continue
+		}
+		res := results[e.Test]
+		if res == nil {
+			res = &result{}
+			results[e.Test] = res
+		}
+		switch e.Action {
+		case "output":
+			res.output = append(res.output, strings.TrimRight(e.Output, "\n"))
+		case "pass", "fail", "skip":
+			res.action = e.Action
+			fmt.Fprint(w, ".")
+		}
+	}
+	return results, pkgOutput
+}
+
+// readChecks reads the check table the suite wrote.
+func readChecks(path string) ([]check, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var checks []check
+	return checks, json.Unmarshal(data, &checks)
+}

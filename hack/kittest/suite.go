@@ -1,0 +1,142 @@
+package kittest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ReconcilerEnv names the environment variable that picks the Reconciler the e2e
+// suites run: each suite passes it to its controller's --reconciler flag.
+const ReconcilerEnv = "RECONCILER"
+
+// DefaultReconciler is the Reconciler the suites run when $RECONCILER is unset: the
+// reference Reconciler every tier registers under this name.
+const DefaultReconciler = "reference"
+
+// Reconciler returns the name of the Reconciler under test: $RECONCILER, else
+// DefaultReconciler.
+func Reconciler() string {
+	if r := os.Getenv(ReconcilerEnv); r != "" {
+		return r
+	}
+	return DefaultReconciler
+}
+
+// Suite is a tier's e2e suite as its TestMain describes it to Run: what to build
+// and what to tell `make check`. Run fills in TierDir and Bin for the tests.
+type Suite struct {
+	// Checks is the suite's check table (see Check), the exercises' checks included.
+	Checks []Check
+	// Tier is the tier's folder relative to the suite's package folder, e.g. "../..".
+	Tier string
+	// Main is the controller's main package relative to the tier, e.g. "." or "cmd".
+	Main string
+	// Binary names the controller binary Run builds, e.g. "sample-controller".
+	Binary string
+	// Setup, when not nil, runs once after the build and before any test, for what
+	// every test needs (a CRD installed); its error stops the suite.
+	Setup func() error
+
+	// TierDir is the absolute path of the tier, set by Run.
+	TierDir string
+	// Bin is the absolute path of the controller built for this run, set by Run.
+	Bin string
+}
+
+// Run is the body of every tier's e2e TestMain: it writes the check table for
+// `make check` (WriteChecks), builds the controller as a learner's `go build`
+// would (with $KIT_E2E_OVERLAY's overlay when set), makes sure the binary knows
+// the Reconciler under test, runs Setup, then the tests. It returns the exit code
+// for os.Exit; a suite that cannot start prints why, names the fix, and returns 1
+// before any test runs.
+//
+//	var suite = &kittest.Suite{Checks: checks, Tier: "../..", Main: ".", Binary: "sample-controller"}
+//	func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
+func (s *Suite) Run(m *testing.M) int {
+	if err := s.start(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		return 1
+	}
+	defer os.RemoveAll(filepath.Dir(s.Bin))
+	return m.Run()
+}
+
+// start is everything Run does before the tests.
+func (s *Suite) start() error {
+	if err := WriteChecks(s.Checks); err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(s.Tier)
+	if err != nil {
+		return err
+	}
+	s.TierDir = dir
+	tmp, err := os.MkdirTemp("", s.Binary+"-e2e-")
+	if err != nil {
+		return err
+	}
+	s.Bin = filepath.Join(tmp, s.Binary)
+	if err := BuildBinary(filepath.Join(dir, s.Main), s.Bin); err != nil {
+		return err
+	}
+	if err := RequireReconciler(s.Bin, Reconciler()); err != nil {
+		return err
+	}
+	if s.Setup != nil {
+		return s.Setup()
+	}
+	return nil
+}
+
+// BuildBinary compiles the main package in pkgDir (a folder path, absolute or
+// relative to the working directory) to outPath, exactly as a learner's `go build`
+// would. When $KIT_E2E_OVERLAY names an overlay file (see OverlayEnv), the build
+// uses it. The error carries the compiler's output.
+func BuildBinary(pkgDir, outPath string) error {
+	args := []string{"build", "-o", outPath}
+	if overlay := os.Getenv(OverlayEnv); overlay != "" {
+		args = append(args, "-overlay="+overlay)
+	}
+	cmd := exec.Command("go", append(args, ".")...)
+	cmd.Dir = pkgDir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build in %s: %w\n%s", pkgDir, err, out)
+	}
+	return nil
+}
+
+// Reconcilers runs bin --list-reconcilers, which every tier's controller answers
+// with the names its --reconciler flag accepts (the keys of its reconcilers map),
+// one per line, and returns them. The error says when bin does not answer so.
+func Reconcilers(bin string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "--list-reconcilers").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s --list-reconcilers: %w", bin, err)
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// RequireReconciler returns an error naming the Reconcilers bin has when name is
+// not one of them, so a misspelt or unregistered RECONCILER stops a suite in
+// seconds instead of failing every test after its deadline.
+func RequireReconciler(bin, name string) error {
+	names, err := Reconcilers(bin)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(names, name) {
+		return fmt.Errorf("%s=%s: the controller has no Reconciler of that name (it has: %s); register yours in the tier's reconcilers map first (the lesson's \"Your own Reconciler\")",
+			ReconcilerEnv, name, strings.Join(names, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package kittest
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fakeController is a main package that, like every tier's controller, answers
+// --list-reconcilers with the names of its Reconcilers, one per line.
+const fakeController = `package main
+
+import (
+	"flag"
+	"fmt"
+)
+
+func main() {
+	list := flag.Bool("list-reconcilers", false, "")
+	flag.Parse()
+	if *list {
+		fmt.Println("reference")
+		fmt.Println("stub")
+	}
+}
+`
+
+// buildFake builds fakeController and returns the binary's path.
+func buildFake(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"go.mod":  "module example.com/fake\n\ngo 1.26\n",
+		"main.go": fakeController,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("GOWORK", "off")
+	bin := filepath.Join(t.TempDir(), "fake")
+	if err := BuildBinary(dir, bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func TestReconcilersListsWhatTheControllerRegisters(t *testing.T) {
+	names, err := Reconcilers(buildFake(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"reference", "stub"}; !slices.Equal(names, want) {
+		t.Errorf("Reconcilers = %q, want %q", names, want)
+	}
+}
+
+func TestRequireReconcilerStopsAtAnUnknownName(t *testing.T) {
+	bin := buildFake(t)
+	if err := RequireReconciler(bin, "stub"); err != nil {
+		t.Errorf("RequireReconciler(stub) = %v, want nil", err)
+	}
+	err := RequireReconciler(bin, "mine")
+	if err == nil || !strings.Contains(err.Error(), "RECONCILER=mine") || !strings.Contains(err.Error(), "reference, stub") {
+		t.Errorf("RequireReconciler(mine) = %v; want an error naming RECONCILER=mine and the Reconcilers the controller has", err)
+	}
+}
+
+func TestReconcilerDefaultsToTheReference(t *testing.T) {
+	t.Setenv(ReconcilerEnv, "")
+	if got := Reconciler(); got != DefaultReconciler {
+		t.Errorf("Reconciler() with RECONCILER unset = %q, want %q", got, DefaultReconciler)
+	}
+	t.Setenv(ReconcilerEnv, "mine")
+	if got := Reconciler(); got != "mine" {
+		t.Errorf("Reconciler() with RECONCILER=mine = %q, want mine", got)
+	}
+}
