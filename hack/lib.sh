@@ -18,6 +18,15 @@ else
 fi
 # KWOK_WORKDIR is where kwokctl keeps cluster state, PKI, logs and pid files.
 export KWOK_WORKDIR="$KIT_OUT/kwok"
+# KIT_AUDIT_LOG is the local cluster's kube-apiserver audit log (hack/audit-policy.yaml
+# says what it records), kept by kwokctl beside the components' other logs.
+KIT_AUDIT_LOG="$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/audit.log"
+# KIT_CLUSTER_INFO is the file that tells programs about the local cluster: local-up.sh
+# writes it each time it succeeds and local-down.sh removes it. It is a JSON object
+# with the cluster's name, its kubectl context, the absolute paths of its kubeconfig
+# and audit log, and its Kubernetes version (hack/kittest's ClusterInfo reads it), so
+# no program rebuilds these paths on its own.
+KIT_CLUSTER_INFO="$KIT_OUT/cluster-$KIT_CLUSTER.json"
 # KIT_NODES is how many kwok fake nodes the local cluster gets (each takes 110 pods).
 KIT_NODES=${KIT_NODES:-3}
 

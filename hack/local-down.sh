@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # local-down.sh deletes the kit's local cluster: every component process is stopped
-# and its state under _output/kwok removed. Idempotent.
+# and its state under _output/kwok removed, with the cluster's file that local-up.sh
+# wrote ($KIT_CLUSTER_INFO). Idempotent.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+# The file goes first: from here on, no program may take the cluster for running.
+rm -f "$KIT_CLUSTER_INFO"
 if [ ! -x "$KIT_BIN/kwokctl" ] || ! kit_listed "$KIT_CLUSTER" "$KIT_BIN/kwokctl" get clusters; then
 	kit_log "no local cluster '$KIT_CLUSTER' is running; nothing to do"
 	exit 0

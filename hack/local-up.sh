@@ -3,19 +3,63 @@
 # kube-controller-manager, kube-scheduler and kwok fake nodes, all built from pinned
 # Go modules and run by kwokctl on 127.0.0.1. Idempotent: on a healthy running
 # cluster it says so and exits 0. The kubeconfig goes to _output/kubeconfig.
-set -euo pipefail
+#
+# Programs learn what it did from a file and its exit status, never from its output:
+#   - each time it succeeds, for a new cluster or one already running, it writes
+#     _output/cluster-<KIT_CLUSTER>.json (KIT_CLUSTER_INFO in lib.sh), a JSON object
+#     with "name", "context", "kubeconfig", "auditLog" and "kubeVersion";
+#   - with KIT_FRESH=1 it creates a new cluster or nothing: when the cluster already
+#     exists, running or not, it leaves it as it is and exits 3.
+# Exit status: 0 the cluster is up; 3 KIT_FRESH=1 and the cluster exists; 1 any failure.
+set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# exit_cluster_exists is the exit status under KIT_FRESH=1 when the cluster exists.
+readonly exit_cluster_exists=3
+# Any failure exits 1, so that exit status 3 keeps its one meaning (-E above makes
+# the trap fire inside functions too).
+trap 'exit 1' ERR
 
 # Prints what it builds (a cold build takes 10-15 minutes on 2 cores); silent when all is there.
 "$KIT_ROOT/hack/build-bins.sh" cluster
 
 kwokctl() { "$KIT_BIN/kwokctl" "$@"; }
 ctx="kwok-$KIT_CLUSTER"
+kube_version=$("$KIT_ROOT/hack/kube-version.sh")
+
+# json_string S prints S as a JSON string: quotes and backslashes escaped (the
+# kit's names and paths hold no control characters).
+json_string() {
+	local s=${1//\\/\\\\}
+	s=${s//\"/\\\"}
+	printf '"%s"' "$s"
+}
+
+# write_cluster_info writes $KIT_CLUSTER_INFO for the running cluster. It writes a
+# temporary file first and renames it, so a reader never sees half of one.
+write_cluster_info() {
+	cat >"$KIT_CLUSTER_INFO.tmp" <<JSON
+{
+  "name": $(json_string "$KIT_CLUSTER"),
+  "context": $(json_string "$ctx"),
+  "kubeconfig": $(json_string "$KIT_KUBECONFIG"),
+  "auditLog": $(json_string "$KIT_AUDIT_LOG"),
+  "kubeVersion": $(json_string "$kube_version")
+}
+JSON
+	mv "$KIT_CLUSTER_INFO.tmp" "$KIT_CLUSTER_INFO"
+}
 
 if kit_listed "$KIT_CLUSTER" kwokctl get clusters; then
+	if [ "${KIT_FRESH:-}" = 1 ]; then
+		echo "local-up: KIT_FRESH=1, and local cluster '$KIT_CLUSTER' already exists; it is left as it is (delete it with hack/local-down.sh first)" >&2
+		exit "$exit_cluster_exists"
+	fi
 	if kit_kubectl --context "$ctx" --request-timeout=3s get --raw /readyz >/dev/null 2>&1; then
 		kit_log "local cluster '$KIT_CLUSTER' is already running; nothing to do"
 		kit_kubectl config use-context "$ctx" >/dev/null
+		mkdir -p "$KIT_OUT"
+		write_cluster_info
 		exit 0
 	fi
 	# kwokctl stop+start leaves kwok's node leases stuck for minutes; recreate instead.
@@ -25,7 +69,8 @@ fi
 
 mkdir -p "$KIT_OUT"
 config="$KIT_OUT/kwokctl.yaml"
-sed -e "s|@BIN@|$KIT_BIN|g" -e "s|@HACK@|$KIT_ROOT/hack|g" "$KIT_ROOT/hack/kwokctl.yaml" >"$config"
+sed -e "s|@BIN@|$KIT_BIN|g" -e "s|@HACK@|$KIT_ROOT/hack|g" -e "s|@KUBE_VERSION@|$kube_version|g" \
+	"$KIT_ROOT/hack/kwokctl.yaml" >"$config"
 
 kit_log "creating local cluster '$KIT_CLUSTER' (kwokctl --runtime binary, 127.0.0.1 only)"
 kwokctl create cluster --name "$KIT_CLUSTER" --config "$config" \
@@ -40,6 +85,7 @@ kit_log "adding $KIT_NODES kwok fake nodes"
 kwokctl scale node --name "$KIT_CLUSTER" --replicas "$KIT_NODES" >>"$KIT_OUT/kwokctl-create.log" 2>&1
 kit_kubectl wait --for=condition=Ready node --all --timeout=2m >/dev/null
 
+write_cluster_info
 kit_log "local cluster ready: $(kit_kubectl version -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | tail -1), $KIT_NODES Ready nodes"
 if [ "$KIT_CLUSTER" = controller-kit ]; then
 	cat <<MSG
