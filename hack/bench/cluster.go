@@ -1,9 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +18,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/controller-kit/controller-kit/hack/kittest"
 )
 
 // benchCluster is the name of the local cluster each scenario gets afresh; it
@@ -36,26 +37,28 @@ type cluster struct {
 }
 
 // startCluster deletes any previous bench cluster and creates a new one with the
-// given number of kwok nodes, through the same scripts as `make local-up`.
+// given number of kwok nodes, through the same scripts as `make local-up`, and
+// reads the cluster's paths from the file local-up.sh writes (kittest.ClusterInfo).
 func startCluster(root string, nodes int) (*cluster, error) {
-	env := append(os.Environ(), "KIT_CLUSTER="+benchCluster, "KIT_NODES="+strconv.Itoa(nodes))
-	for _, script := range []string{"local-down.sh", "local-up.sh"} {
-		cmd := exec.Command(filepath.Join(root, "hack", script))
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return nil, fmt.Errorf("hack/%s: %w\n%s", script, err, out)
-		}
-		// A scenario measured on the previous one's cluster would be wrong.
-		if script == "local-up.sh" && !strings.Contains(string(out), "creating local cluster") {
-			return nil, fmt.Errorf("hack/local-up.sh did not create a fresh cluster (was the previous one deleted?):\n%s", out)
-		}
+	if out, err := clusterScript(root, "local-down.sh"); err != nil {
+		return nil, fmt.Errorf("hack/local-down.sh: %w\n%s", err, out)
 	}
-	c := &cluster{
-		root:       root,
-		kubeconfig: filepath.Join(root, "_output", "kubeconfig-"+benchCluster),
-		auditLog:   filepath.Join(root, "_output", "kwok", "clusters", benchCluster, "logs", "audit.log"),
+	// A scenario measured on the previous one's cluster would be wrong: with
+	// KIT_FRESH=1, local-up.sh creates a new cluster or fails.
+	out, err := clusterScript(root, "local-up.sh", "KIT_NODES="+strconv.Itoa(nodes), "KIT_FRESH=1")
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == kittest.LocalUpClusterExists {
+		return nil, fmt.Errorf("the previous cluster %s was not deleted (hack/local-down.sh), "+
+			"and hack/local-up.sh with KIT_FRESH=1 does not reuse it:\n%s", benchCluster, out)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("hack/local-up.sh: %w\n%s", err, out)
+	}
+	info, err := kittest.ReadClusterInfo(kittest.ClusterInfoPath(root, benchCluster))
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster{root: root, kubeconfig: info.Kubeconfig, auditLog: info.AuditLog}
 	// Inline the certificate files: client-go caches TLS transports by file path,
 	// and every bench cluster has a new CA at the same path.
 	raw, err := clientcmd.LoadFromFile(c.kubeconfig)
@@ -82,11 +85,19 @@ func startCluster(root string, nodes int) (*cluster, error) {
 	return c, nil
 }
 
+// clusterScript runs one of the kit's cluster scripts (hack/local-up.sh,
+// hack/local-down.sh) on the bench cluster, with env added to the environment,
+// and returns its combined output and how it ended (an *exec.ExitError for a
+// non-zero exit status).
+func clusterScript(root, script string, env ...string) ([]byte, error) {
+	cmd := exec.Command(filepath.Join(root, "hack", script))
+	cmd.Env = append(append(os.Environ(), "KIT_CLUSTER="+benchCluster), env...)
+	return cmd.CombinedOutput()
+}
+
 // stop deletes the bench cluster.
 func (c *cluster) stop() {
-	cmd := exec.Command(filepath.Join(c.root, "hack", "local-down.sh"))
-	cmd.Env = append(os.Environ(), "KIT_CLUSTER="+benchCluster)
-	_ = cmd.Run()
+	_, _ = clusterScript(c.root, "local-down.sh")
 }
 
 // kubectl runs the kit's kubectl against the bench cluster.
@@ -126,122 +137,33 @@ type writeCounts struct {
 // a controller wrote while nothing changed.
 func (c *cluster) countWrites(from, to time.Time, customGroup, userAgentPrefix string, detail io.Writer) (writeCounts, error) {
 	var counts writeCounts
-	f, err := os.Open(c.auditLog)
+	entries, err := kittest.ReadAuditLog(c.auditLog)
 	if err != nil {
-		return counts, fmt.Errorf("open audit log: %w", err)
+		return counts, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e struct {
-			Stage     string `json:"stage"`
-			UserAgent string `json:"userAgent"`
-			// The time the request arrived: a write that made the last object
-			// converge arrived before the harness saw it converge, even when its
-			// response completed a moment after.
-			Stamp     time.Time `json:"requestReceivedTimestamp"`
-			Verb      string    `json:"verb"`
-			ObjectRef struct {
-				APIGroup    string `json:"apiGroup"`
-				Resource    string `json:"resource"`
-				Subresource string `json:"subresource"`
-				Namespace   string `json:"namespace"`
-				Name        string `json:"name"`
-			} `json:"objectRef"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return counts, fmt.Errorf("audit log line: %w", err)
-		}
-		if e.Stage != "ResponseComplete" || e.Stamp.Before(from) || !e.Stamp.Before(to) ||
+	for _, e := range entries {
+		// e.Received: a write that made the last object converge arrived before
+		// the harness saw it converge, even when its response completed after.
+		if !e.IsWrite() || e.Received.Before(from) || !e.Received.Before(to) ||
 			!strings.HasPrefix(e.UserAgent, userAgentPrefix) {
 			continue
 		}
 		if detail != nil {
-			fmt.Fprintf(detail, "%s %s %s %s/%s %s/%s\n", e.Stamp.Format(time.RFC3339Nano), e.UserAgent, e.Verb,
-				e.ObjectRef.APIGroup, e.ObjectRef.Resource, e.ObjectRef.Namespace, e.ObjectRef.Name+subresource(e.ObjectRef.Subresource))
+			fmt.Fprintf(detail, "%s %s\n", e, e.UserAgent)
 		}
 		switch {
-		case e.ObjectRef.APIGroup == customGroup:
+		case e.APIGroup == customGroup:
 			counts.CustomWrites++
-		case e.ObjectRef.APIGroup == "apps" && e.ObjectRef.Resource == "deployments":
+		case e.APIGroup == "apps" && e.Resource == "deployments":
 			counts.DeploymentWrites++
-		case e.ObjectRef.Resource == "events":
+		case e.Resource == "events":
 			counts.Events++
 		}
 	}
-	return counts, sc.Err()
-}
-
-// process is a controller under test, started with its output in a log file.
-type process struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-// startProcess runs bin with args, output appended to logPath.
-func startProcess(logPath, bin string, args ...string) (*process, error) {
-	log, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	p := &process{cmd: cmd, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait(); log.Close() }()
-	return p, nil
-}
-
-// usage returns the process's peak resident memory (MiB, VmHWM) and the CPU time it
-// has used so far (seconds, user + system), read from /proc.
-func (p *process) usage() (peakRSSMiB, cpuSeconds float64, err error) {
-	pid := strconv.Itoa(p.cmd.Process.Pid)
-	status, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kib, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			peakRSSMiB = kib / 1024
-		}
-	}
-	stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
-	if err != nil {
-		return 0, 0, err
-	}
-	// Fields after the command name (which may hold spaces) start at state (field 3);
-	// utime and stime are fields 14 and 15, in clock ticks of 1/100 s on Linux.
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	return peakRSSMiB, (utime + stime) / 100, nil
-}
-
-// stop ends the process (SIGTERM, then SIGKILL after 10 s).
-func (p *process) stop() {
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	return counts, nil
 }
 
 // waitCtx is a helper for scenario deadlines.
 func waitCtx(timeout time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), timeout)
-}
-
-// subresource formats an audit objectRef's subresource as a path suffix.
-func subresource(s string) string {
-	if s == "" {
-		return ""
-	}
-	return "/" + s
 }

@@ -9,6 +9,7 @@ go 1.26.0
 tool k8s.io/sample-controller
 
 require (
+	github.com/controller-kit/controller-kit/hack/kittest v0.0.0
 	gonum.org/v1/plot v0.17.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -70,3 +71,6 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+// kittest is the kit's own helper module (audit log, cluster file, processes).
+replace github.com/controller-kit/controller-kit/hack/kittest => ../kittest

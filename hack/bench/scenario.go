@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/controller-kit/controller-kit/hack/kittest"
 )
 
 // benchNamespace holds the burst's objects; warmupNamespace the one object that
@@ -29,6 +31,8 @@ const (
 	createWorkers = 32
 	// settle is the pause between convergence and the idle window.
 	settle = 2 * time.Second
+	// stopTimeout is how long a controller has to exit after SIGTERM before SIGKILL.
+	stopTimeout = 10 * time.Second
 )
 
 var fooGVR = schema.GroupVersionResource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"}
@@ -154,11 +158,11 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 	dynInformers.Start(ctx.Done())
 	dynInformers.WaitForCacheSync(ctx.Done())
 
-	proc, err := startProcess(filepath.Join(o.out, s.name+".log"), s.bin, s.args(c.kubeconfig)...)
+	proc, err := kittest.Start(s.name, filepath.Join(o.out, s.name+".log"), s.bin, s.args(c.kubeconfig)...)
 	if err != nil {
 		return res, err
 	}
-	defer proc.stop()
+	defer func() { _, _ = proc.Stop(stopTimeout) }()
 	if err := warmUp(ctx, c, s); err != nil {
 		return res, fmt.Errorf("%s did not reconcile the warm-up object (see %s.log): %w", s.name, s.name, err)
 	}
@@ -188,6 +192,15 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 	idleStart := time.Now()
 	time.Sleep(o.idle)
 	idleEnd := time.Now()
+	// The controller's peak RSS and CPU time are read once it has exited: the OS
+	// hands a process's resource usage to its parent then, on Linux and macOS alike.
+	if proc.Exited() {
+		return res, fmt.Errorf("%s exited before the end of the idle window (see %s.log)", s.name, s.name)
+	}
+	_, _ = proc.Stop(stopTimeout) // a controller that needs SIGKILL has its usage all the same
+	if res.PeakRSSMiB, res.CPUSeconds, err = usage(proc.State()); err != nil {
+		return res, fmt.Errorf("%s: %w", s.name, err)
+	}
 	// The audit log is written asynchronously; give the last lines time to land.
 	time.Sleep(2 * time.Second)
 	// client-go's default user agent starts with the binary's name.
@@ -201,9 +214,6 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 		return res, err
 	}
 	res.Idle, res.IdleSeconds = &counts, idleEnd.Sub(idleStart).Seconds()
-	if res.PeakRSSMiB, res.CPUSeconds, err = proc.usage(); err != nil {
-		return res, fmt.Errorf("%s exited early (see %s.log): %w", s.name, s.name, err)
-	}
 	return res, nil
 }
 
