@@ -135,6 +135,8 @@ vet: ## gofmt and go vet every module of the workspace, e2e suites included.
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt would change these files; run gofmt -w on them:" >&2; echo "$$out" >&2; exit 1; fi
 	@echo ">> go vet -tags e2e ($(TIERS) hack/kittest)"
 	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) hack/kittest))
+	@echo ">> go vet -tags e2e_kind (kubebuilder-guestbook/test: kubebuilder's kind suite)"
+	@go vet -tags e2e_kind ./kubebuilder-guestbook/test/...
 	@echo ">> go vet (hack/bench, outside the workspace)"
 	@cd hack/bench && GOWORK=off go vet ./...
 

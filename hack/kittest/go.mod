@@ -1,6 +1,8 @@
 // Module kittest holds the helpers the kit's e2e suites share (cluster guard,
 // impersonation, controller processes, polling) and the e2e checks of the local
-// cluster itself. Each tier requires it through a replace to ../hack/kittest.
+// cluster itself. Each tier's e2e suite (<tier>/test/e2e, a module of its own)
+// requires it through a replace to ../../../hack/kittest; the controllers'
+// modules never do, so it stays out of their images.
 module github.com/controller-kit/controller-kit/hack/kittest
 
 go 1.26.0
@@ -9,6 +11,7 @@ require (
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
+	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 )
 
 require (
@@ -51,7 +54,6 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
-	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect

@@ -153,3 +153,35 @@ func tail(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Lines returns the lines of the process's log that contain every one of parts.
+func (p *Process) Lines(parts ...string) []string {
+	var found []string
+	for _, line := range strings.Split(p.Logs(), "\n") {
+		matches := true
+		for _, part := range parts {
+			matches = matches && strings.Contains(line, part)
+		}
+		if matches && line != "" {
+			found = append(found, line)
+		}
+	}
+	return found
+}
+
+// RequireNoLine fails the test when the process's log has a line containing
+// unwanted (a refused request, a failed reconcile), saying what it means with
+// meaning. A check for an absent line passes on any log that lacks it, an empty
+// one included, so it first requires a line containing proof: one the process
+// writes once it is up (its startup line), without which the check says the log
+// proves nothing.
+func (p *Process) RequireNoLine(t testing.TB, proof, unwanted, meaning string) {
+	t.Helper()
+	if len(p.Lines(proof)) == 0 {
+		t.Errorf("%s's log has no line with %q, so it cannot show that %q never happened; its log:\n%s", p.Name, proof, unwanted, tail(p.Logs(), 20))
+		return
+	}
+	if lines := p.Lines(unwanted); len(lines) > 0 {
+		t.Errorf("%s: %s:\n%s", p.Name, meaning, strings.Join(lines, "\n"))
+	}
+}

@@ -15,7 +15,7 @@ var checks = []kittest.Check{
 	{
 		Test:      "TestPodsGetAPhaseLabelThatFollowsThemToRunning",
 		Behaviour: "every Pod gets the label controller-kit.dev/phase, kept equal to its phase, and an up-to-date Pod is not written again",
-		Hint:      `patch the label only when it differs from pod.Status.Phase; when it matches, log "Pod is up to date, no write" and return nil`,
+		Hint:      "patch the label only when it differs from pod.Status.Phase: an event that changes nothing you own must cost no write (the check counts writes in the API server's audit log)",
 		Reread:    lesson + "#run-it",
 		StubFails: true,
 	},

@@ -34,7 +34,7 @@ func TestExerciseConfigMapChangesReachASecondLoop(t *testing.T) {
 	waitForLog := func(what string, parts ...string) {
 		t.Helper()
 		kittest.Eventually(t, deadline, what, func(context.Context) (bool, error) {
-			return len(logLines(p, parts...)) > 0, nil
+			return len(p.Lines(parts...)) > 0, nil
 		})
 	}
 	key := fmt.Sprintf(`configmap="%s/demo"`, ns)
