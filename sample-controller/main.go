@@ -145,11 +145,6 @@ func run(ctx context.Context, o options) error {
 	if _, ok := reconcilers[o.reconciler]; !ok {
 		return fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(reconcilerNames(), ", "))
 	}
-	if o.leaderElect {
-		if err := checkLeaseTimings(o.leaseDuration, o.renewDeadline, o.retryPeriod); err != nil {
-			return err
-		}
-	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
 		&clientcmd.ConfigOverrides{},
@@ -264,26 +259,6 @@ func runController(ctx context.Context, o options, kubeClient kubernetes.Interfa
 	return nil
 }
 
-// checkLeaseTimings returns an error naming the flag to change when the
-// leader-election durations cannot work together; client-go's
-// leaderelection.NewLeaderElector makes the same checks, but RunOrDie panics on
-// them. The leader retries a renewal every retry period (plus up to
-// leaderelection.JitterFactor of jitter) until the renew deadline, and the
-// others take the Lease once lease duration has passed since the last renewal.
-func checkLeaseTimings(leaseDuration, renewDeadline, retryPeriod time.Duration) error {
-	switch {
-	case retryPeriod <= 0:
-		return fmt.Errorf("--leader-elect-retry-period=%s: want a positive duration, such as 2s", retryPeriod)
-	case float64(renewDeadline) <= leaderelection.JitterFactor*float64(retryPeriod):
-		return fmt.Errorf("--leader-elect-renew-deadline=%s: want more than %.1f times --leader-elect-retry-period=%s, so a renewal can be retried",
-			renewDeadline, leaderelection.JitterFactor, retryPeriod)
-	case leaseDuration <= renewDeadline:
-		return fmt.Errorf("--leader-elect-lease-duration=%s: want more than --leader-elect-renew-deadline=%s, so a leader gives up before another may take over",
-			leaseDuration, renewDeadline)
-	}
-	return nil
-}
-
 // errLostLeadership is returned when another replica took the Lease while this
 // one was still running: it must stop at once and let the process restart.
 var errLostLeadership = errors.New("lost leadership: another replica holds the Lease now; exiting so this one restarts as a follower")
@@ -328,7 +303,9 @@ func runWithLeaderElection(ctx context.Context, o options, kubeClient kubernetes
 
 	var runErr error
 	lost := false
-	leaderelection.RunOrDie(electionCtx, leaderelection.LeaderElectionConfig{
+	// NewLeaderElector checks that the three durations fit together (RunOrDie
+	// would panic on the same error); the error names the flags to change.
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		Name:            o.leaseName,
 		LeaseDuration:   o.leaseDuration,
@@ -362,6 +339,12 @@ func runWithLeaderElection(ctx context.Context, o options, kubeClient kubernetes
 			},
 		},
 	})
+	if err != nil {
+		return fmt.Errorf("--leader-elect-lease-duration=%s --leader-elect-renew-deadline=%s --leader-elect-retry-period=%s do not work together: %w "+
+			"(the leader retries a renewal every retry period until the renew deadline, and the others take over after the lease duration)",
+			o.leaseDuration, o.renewDeadline, o.retryPeriod, err)
+	}
+	elector.Run(electionCtx)
 	if lost {
 		// Do not wait for the workers: a new leader may already be writing.
 		return errLostLeadership

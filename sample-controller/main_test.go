@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -37,24 +38,26 @@ func TestCheckFooCRDPassesWhenFoosAreServed(t *testing.T) {
 	}
 }
 
-func TestLeaseTimingsThatCannotWorkNameTheFlag(t *testing.T) {
-	for _, tc := range []struct {
-		lease, renew, retry time.Duration
-		want                string // the flag the error must name; "" for valid timings
-	}{
-		{15 * time.Second, 10 * time.Second, 2 * time.Second, ""},
-		{10 * time.Second, 7 * time.Second, time.Second, ""},
-		{15 * time.Second, 10 * time.Second, 0, "--leader-elect-retry-period=0s"},
-		{15 * time.Second, 10 * time.Second, 9 * time.Second, "--leader-elect-renew-deadline=10s"},
-		{15 * time.Second, 20 * time.Second, 2 * time.Second, "--leader-elect-lease-duration=15s"},
-		{0, 10 * time.Second, 2 * time.Second, "--leader-elect-lease-duration=0s"},
+func TestLeaseTimingsThatCannotWorkNameTheFlags(t *testing.T) {
+	for _, tc := range []struct{ lease, renew, retry time.Duration }{
+		{15 * time.Second, 10 * time.Second, 0},
+		{15 * time.Second, 10 * time.Second, 9 * time.Second},
+		{15 * time.Second, 20 * time.Second, 2 * time.Second},
+		{0, 10 * time.Second, 2 * time.Second},
 	} {
-		err := checkLeaseTimings(tc.lease, tc.renew, tc.retry)
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("checkLeaseTimings(%s, %s, %s) = %v, want nil", tc.lease, tc.renew, tc.retry, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("checkLeaseTimings(%s, %s, %s) = %v, want an error naming %s", tc.lease, tc.renew, tc.retry, err, tc.want)
+		o := options{leaderElect: true, leaseNS: "default", leaseName: "test", leaseDuration: tc.lease, renewDeadline: tc.renew, retryPeriod: tc.retry}
+		reconciled := false
+		err := runWithLeaderElection(context.Background(), o, kubefake.NewClientset(), func(context.Context) error {
+			reconciled = true
+			return nil
+		})
+		want := fmt.Sprintf("--leader-elect-lease-duration=%s --leader-elect-renew-deadline=%s --leader-elect-retry-period=%s do not work together",
+			tc.lease, tc.renew, tc.retry)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("lease %s, renew %s, retry %s: error %v, want one starting %q", tc.lease, tc.renew, tc.retry, err, want)
+		}
+		if reconciled {
+			t.Errorf("lease %s, renew %s, retry %s: reconciled although the timings cannot work", tc.lease, tc.renew, tc.retry)
 		}
 	}
 }

@@ -375,7 +375,10 @@ func envOr(name, def string) string {
 // them later, naming its Go options instead of the flags). The leader retries a
 // renewal every retry period (plus up to leaderelection.JitterFactor of jitter)
 // until the renew deadline, and the others take the Lease once lease duration
-// has passed since the last renewal. sample-controller's main.go has the same.
+// has passed since the last renewal. These are the checks of client-go's
+// leaderelection.NewLeaderElector, which sample-controller calls itself and
+// reports with the flags' names; here controller-runtime calls it inside
+// mgr.Start, whose error would name only client-go's fields.
 func checkLeaseTimings(leaseDuration, renewDeadline, retryPeriod time.Duration) error {
 	switch {
 	case retryPeriod <= 0:
