@@ -260,7 +260,7 @@ func TestGuestbookAtSteadyStateMakesNoWrites(t *testing.T) {
 		makeAvailable(t, ns, child)
 	}
 	waitForCondition(t, ns, "shop", webappv1.ConditionAvailable, metav1.ConditionTrue, "AllComponentsAvailable")
-	writes, reconciles := counts.get("write", ns), counts.get("reconcile", ns)
+	writes, reconciles := len(written.in(ns)), reconciled.get(ns)
 
 	// Touch the Guestbook without changing its spec: it is reconciled again.
 	eventually(t, "the annotation update", func(ctx context.Context) (bool, error) {
@@ -272,12 +272,10 @@ func TestGuestbookAtSteadyStateMakesNoWrites(t *testing.T) {
 		return true, k8sClient.Update(ctx, gb)
 	})
 	eventually(t, "one more reconcile", func(context.Context) (bool, error) {
-		return counts.get("reconcile", ns) > reconciles, nil
+		return reconciled.get(ns) > reconciles, nil
 	})
 
-	consistently(t, 2*time.Second, "no writes and no reconcile loop", func() bool {
-		return counts.get("write", ns) == writes && counts.get("reconcile", ns) <= reconciles+2
-	})
+	expectQuiet(t, ns, writes, reconciles, 2*time.Second)
 }
 
 func TestGuestbookDeletionWithChildDeletedByHandRemovesEntryAndObject(t *testing.T) {
@@ -347,11 +345,9 @@ func TestGuestbookWithUnusableNameIsDegradedWithoutChildren(t *testing.T) {
 	if msg := meta.FindStatusCondition(gb.Status.Conditions, webappv1.ConditionDegraded).Message; !strings.Contains(msg, "metadata.name") {
 		t.Errorf("Degraded message %q does not name the field metadata.name", msg)
 	}
-	writes, reconciles := counts.get("write", ns), counts.get("reconcile", ns)
+	writes, reconciles := len(written.in(ns)), reconciled.get(ns)
 
-	consistently(t, 2*time.Second, "no further writes and no retry loop", func() bool {
-		return counts.get("write", ns) == writes && counts.get("reconcile", ns) <= reconciles+2
-	})
+	expectQuiet(t, ns, writes, reconciles, 2*time.Second)
 	var deployments appsv1.DeploymentList
 	if err := k8sClient.List(context.Background(), &deployments, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
@@ -439,10 +435,8 @@ func TestGuestbookWithUnusableImageIsDegradedThenConvergesWhenFixed(t *testing.T
 	if msg := meta.FindStatusCondition(degraded.Status.Conditions, webappv1.ConditionDegraded).Message; !strings.Contains(msg, "spec.frontend.image") {
 		t.Errorf("Degraded message %q does not name the field spec.frontend.image", msg)
 	}
-	writes, reconciles := counts.get("write", ns), counts.get("reconcile", ns)
-	consistently(t, 2*time.Second, "no further writes and no retry loop", func() bool {
-		return counts.get("write", ns) == writes && counts.get("reconcile", ns) <= reconciles+2
-	})
+	writes, reconciles := len(written.in(ns)), reconciled.get(ns)
+	expectQuiet(t, ns, writes, reconciles, 2*time.Second)
 	var deployments appsv1.DeploymentList
 	if err := k8sClient.List(context.Background(), &deployments, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,8 +33,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -46,7 +49,8 @@ import (
 // The envtest suite: a real kube-apiserver and etcd (the kit's own builds, no
 // kube-controller-manager, so no garbage collector and no Deployment controller),
 // the CRD from config/crd/bases, and the reference Reconciler in a manager, with
-// its writes, reconciles and events counted per namespace.
+// its writes (written), reconciles (reconciled) and events (recorder) kept per
+// namespace.
 
 // operatorNamespace holds the directory ConfigMap in this suite.
 const operatorNamespace = "guestbook-operator"
@@ -55,7 +59,9 @@ var (
 	scheme     = runtime.NewScheme()
 	k8sClient  client.Client // talks to the API server directly, for the tests' own reads and writes
 	reconciler *GuestbookReconciler
-	counts     = &perNamespace{}
+	restConfig *rest.Config      // the API server's address and credentials
+	written    = &writeLog{}     // every write of the Reconciler, per namespace
+	reconciled = &perNamespace{} // every reconcile, per namespace
 	recorder   = &testRecorder{}
 )
 
@@ -83,14 +89,14 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
 	}
-	cfg, err := env.Start()
+	restConfig, err = env.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL: starting envtest:", err)
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
 
-	if k8sClient, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+	if k8sClient, err = client.New(restConfig, client.Options{Scheme: scheme}); err != nil {
 		panic(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -100,15 +106,25 @@ func runSuite(m *testing.M) int {
 		panic(err)
 	}
 
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		// The manager's client, as client.New would build it (reading from the
+		// manager's cache), with every write it sends added to written first.
+		// interceptor.NewClient wraps a client.WithWatch, hence NewWithWatch.
+		NewClient: func(cfg *rest.Config, opts client.Options) (client.Client, error) {
+			c, err := client.NewWithWatch(cfg, opts)
+			if err != nil {
+				return nil, err
+			}
+			return interceptor.NewClient(c, recordWrites(written)), nil
+		},
 	})
 	if err != nil {
 		panic(err)
 	}
-	writer := &countingClient{Client: mgr.GetClient(), counts: counts}
+	writer := mgr.GetClient() // every write recorded in written, see NewClient above
 	reconciler = &GuestbookReconciler{
 		Client:   writer,
 		Scheme:   scheme,
@@ -120,7 +136,7 @@ func runSuite(m *testing.M) int {
 		},
 	}
 	counted := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-		counts.add("reconcile", req.Namespace)
+		reconciled.add(req.Namespace)
 		return reconciler.Reconcile(ctx, req)
 	})
 	if err := NewControllerBuilder(mgr).Complete(counted); err != nil {
@@ -137,70 +153,25 @@ func runSuite(m *testing.M) int {
 	return code
 }
 
-// perNamespace counts things (writes, reconciles) per namespace.
+// perNamespace counts reconciles per namespace.
 type perNamespace struct {
 	mu sync.Mutex
 	n  map[string]int
 }
 
-func (p *perNamespace) add(what, namespace string) {
+func (p *perNamespace) add(namespace string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.n == nil {
 		p.n = map[string]int{}
 	}
-	p.n[what+"/"+namespace]++
+	p.n[namespace]++
 }
 
-func (p *perNamespace) get(what, namespace string) int {
+func (p *perNamespace) get(namespace string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.n[what+"/"+namespace]
-}
-
-// countingClient counts every write the Reconciler makes, per namespace.
-type countingClient struct {
-	client.Client
-	counts *perNamespace
-}
-
-func (c *countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	c.counts.add("write", obj.GetNamespace())
-	return c.Client.Create(ctx, obj, opts...)
-}
-
-func (c *countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	c.counts.add("write", obj.GetNamespace())
-	return c.Client.Update(ctx, obj, opts...)
-}
-
-func (c *countingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	c.counts.add("write", obj.GetNamespace())
-	return c.Client.Patch(ctx, obj, patch, opts...)
-}
-
-func (c *countingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	c.counts.add("write", obj.GetNamespace())
-	return c.Client.Delete(ctx, obj, opts...)
-}
-
-func (c *countingClient) Status() client.SubResourceWriter {
-	return &countingStatusWriter{SubResourceWriter: c.Client.Status(), counts: c.counts}
-}
-
-type countingStatusWriter struct {
-	client.SubResourceWriter
-	counts *perNamespace
-}
-
-func (w *countingStatusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	w.counts.add("write", obj.GetNamespace())
-	return w.SubResourceWriter.Update(ctx, obj, opts...)
-}
-
-func (w *countingStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	w.counts.add("write", obj.GetNamespace())
-	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+	return p.n[namespace]
 }
 
 // event is one event the Reconciler recorded.
@@ -271,6 +242,22 @@ func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool,
 		})
 	if err != nil {
 		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
+	}
+}
+
+// expectQuiet watches namespace for d and fails the test, naming the writes, if
+// the Reconciler writes anything there beyond its first `writes` writes, or
+// reconciles it more than twice beyond its first `reconciles` reconciles (a
+// loop). A level-triggered Reconciler with nothing to change only reads.
+func expectQuiet(t *testing.T, namespace string, writes, reconciles int, d time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if extra := written.in(namespace)[writes:]; len(extra) > 0 {
+			t.Fatalf("the Reconciler wrote with nothing to change: %s", strings.Join(extra, ", "))
+		}
+		if n := reconciled.get(namespace) - reconciles; n > 2 {
+			t.Fatalf("%d reconciles with nothing to change; want at most 2 (a reconcile loop?)", n)
+		}
 	}
 }
 
