@@ -168,6 +168,7 @@ func run(ctx context.Context, o options) error {
 	if err := checkFooCRD(ctx, kubeClient); err != nil {
 		return err
 	}
+	klog.FromContext(ctx).Info("Connected; the API server serves Foos", "server", cfg.Host, "leaderElect", o.leaderElect)
 
 	// Events: the recorder sends them to the API server and also logs them.
 	// Registering Foo in client-go's scheme lets the recorder name Foos.
