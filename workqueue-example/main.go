@@ -367,6 +367,8 @@ func reconcilerNames() []string {
 }
 
 // StubReconciler only logs what it sees for each key: the learner's starting point.
+// Its first step (read the Pod; gone is no error) is PhaseLabelReconciler's, line
+// for line, on purpose: a copy of the stub starts where the reference starts.
 type StubReconciler struct {
 	// Pods reads Pods from the informer's cache.
 	Pods corelisters.PodLister

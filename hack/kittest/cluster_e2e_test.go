@@ -3,7 +3,6 @@
 package kittest
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -113,23 +112,14 @@ func kwokCluster(t *testing.T) string {
 	return name
 }
 
-// pinnedKubeVersion reads the control-plane version pinned in hack/controlplane/go.mod.
+// pinnedKubeVersion asks hack/kube-version.sh, the one source of the pinned
+// control-plane version, for it.
 func pinnedKubeVersion(t *testing.T) string {
-	f, err := os.Open(filepath.Join(RepoRoot(), "hack", "controlplane", "go.mod"))
+	out, err := exec.Command(filepath.Join(RepoRoot(), "hack", "kube-version.sh")).Output()
 	if err != nil {
-		t.Fatalf("read the pinned version: %v", err)
+		t.Fatalf("hack/kube-version.sh: %v", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line, _, _ := strings.Cut(sc.Text(), "//")
-		fields := strings.Fields(line)
-		if len(fields) >= 2 && fields[len(fields)-2] == "k8s.io/kubernetes" && strings.HasPrefix(fields[len(fields)-1], "v") {
-			return fields[len(fields)-1]
-		}
-	}
-	t.Fatalf("no k8s.io/kubernetes requirement in hack/controlplane/go.mod")
-	return ""
+	return strings.TrimSpace(string(out))
 }
 
 func TestServersReportPinnedVersion(t *testing.T) {

@@ -44,11 +44,16 @@ const PodImage = "nginx:1.27"
 //
 // Compare with syncHandler in k8s.io/sample-controller/controller.go.
 type FooReconciler struct {
-	KubeClient  kubernetes.Interface
-	FooClient   versioned.Interface
-	Foos        foolisters.FooLister
+	// KubeClient writes Deployments.
+	KubeClient kubernetes.Interface
+	// FooClient writes Foos' status.
+	FooClient versioned.Interface
+	// Foos reads Foos from the informer's cache.
+	Foos foolisters.FooLister
+	// Deployments reads Deployments from the informer's cache.
 	Deployments appslisters.DeploymentLister
-	Recorder    record.EventRecorder
+	// Recorder records events on Foos.
+	Recorder record.EventRecorder
 }
 
 var _ Reconciler = (*FooReconciler)(nil)

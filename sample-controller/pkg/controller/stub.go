@@ -15,9 +15,13 @@ import (
 // StubReconciler is a Reconciler that only reads and logs: the Foo it was asked about and
 // the Deployment that Foo names, if any. It never writes. Start your own
 // Reconciler from it; `make test-e2e RECONCILER=stub` shows which behaviours
-// are still missing.
+// are still missing. Its first step (read the Foo; gone is no error) is
+// FooReconciler's, line for line, on purpose: a copy of the stub starts where
+// the reference starts.
 type StubReconciler struct {
-	Foos        foolisters.FooLister
+	// Foos reads Foos from the informer's cache.
+	Foos foolisters.FooLister
+	// Deployments reads Deployments from the informer's cache.
 	Deployments appslisters.DeploymentLister
 }
 
