@@ -47,11 +47,7 @@ func TestFooCreatesOwnedDeploymentAndReportsAvailableReplicas(t *testing.T) {
 
 func TestScalingFooScalesDeployment(t *testing.T) {
 	t.Parallel()
-	cs, fooClient := clients(t)
-	ns := kittest.Namespace(t, cs, "sample-scale")
-	startController(t, "controller", ns)
-	createFoo(t, fooClient, newFoo(ns, "web", 1))
-	waitForFooStatus(t, fooClient, ns, "web", 1)
+	cs, fooClient, ns, _ := convergedFoo(t, "sample-scale", 1)
 
 	patch := []byte(`{"spec":{"replicas":3}}`)
 	if _, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Patch(context.Background(), "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
@@ -66,11 +62,7 @@ func TestScalingFooScalesDeployment(t *testing.T) {
 
 func TestKubectlScaleOnDeploymentIsReverted(t *testing.T) {
 	t.Parallel()
-	cs, fooClient := clients(t)
-	ns := kittest.Namespace(t, cs, "sample-revert")
-	startController(t, "controller", ns)
-	createFoo(t, fooClient, newFoo(ns, "web", 2))
-	waitForFooStatus(t, fooClient, ns, "web", 2)
+	cs, _, ns, _ := convergedFoo(t, "sample-revert", 2)
 
 	kittest.Kubectl(t, "-n", ns, "scale", "deployment/web", "--replicas=5")
 
@@ -254,11 +246,7 @@ func TestMissingCRDFailsFastNamingTheFix(t *testing.T) {
 
 func TestRestartedControllerWritesNothingWhenUpToDate(t *testing.T) {
 	t.Parallel()
-	cs, fooClient := clients(t)
-	ns := kittest.Namespace(t, cs, "sample-idle")
-	first := startController(t, "controller", ns)
-	createFoo(t, fooClient, newFoo(ns, "web", 2))
-	waitForFooStatus(t, fooClient, ns, "web", 2)
+	cs, fooClient, ns, first := convergedFoo(t, "sample-idle", 2)
 	if code, err := first.Stop(30 * time.Second); err != nil || code != 0 {
 		t.Fatalf("stopping the first controller: exit code %d (%v), want 0", code, err)
 	}

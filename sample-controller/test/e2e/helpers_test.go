@@ -116,6 +116,20 @@ func startController(t *testing.T, name, namespace string, extraArgs ...string) 
 	return p
 }
 
+// convergedFoo is the start of many tests: in a new namespace (named from
+// prefix), a controller of its own, and a Foo "web" with replicas, waited for
+// until its status reports them all available. It returns the clients, the
+// namespace and the controller.
+func convergedFoo(t *testing.T, prefix string, replicas int32) (kubernetes.Interface, versioned.Interface, string, *kittest.Process) {
+	t.Helper()
+	cs, fooClient := clients(t)
+	ns := kittest.Namespace(t, cs, prefix)
+	controller := startController(t, "controller", ns)
+	createFoo(t, fooClient, newFoo(ns, "web", replicas))
+	waitForFooStatus(t, fooClient, ns, "web", replicas)
+	return cs, fooClient, ns, controller
+}
+
 // newFoo returns a Foo named name asking for a Deployment of the same name.
 func newFoo(namespace, name string, replicas int32) *samplev1alpha1.Foo {
 	return &samplev1alpha1.Foo{

@@ -103,9 +103,7 @@ func TestLeaderElectionFollowerTakesOverWhenLeaderIsKilled(t *testing.T) {
 	// SIGKILL: no graceful release, so the follower must wait out the Lease.
 	leader.Signal(syscall.SIGKILL)
 
-	kittest.Eventually(t, deadline, follower.Name+" to take over the Lease", func(context.Context) (bool, error) {
-		return strings.Contains(follower.Logs(), becameLeader), nil
-	})
+	waitForTakeOver(t, follower)
 	assertFooReconciled(t, ns, "second")
 }
 
@@ -146,9 +144,7 @@ func TestLeaderExitsNonZeroWhenLeaseIsLost(t *testing.T) {
 	}
 
 	// The thief never renews, so the follower takes over once it expires.
-	kittest.Eventually(t, deadline, follower.Name+" to take over the Lease", func(context.Context) (bool, error) {
-		return strings.Contains(follower.Logs(), becameLeader), nil
-	})
+	waitForTakeOver(t, follower)
 	assertFooReconciled(t, ns, "after")
 }
 
@@ -165,9 +161,7 @@ func TestGracefulShutdownReleasesLease(t *testing.T) {
 	}
 
 	// Released, not expired: the follower may take it at its next retry.
-	kittest.Eventually(t, deadline, follower.Name+" to take over the released Lease", func(context.Context) (bool, error) {
-		return strings.Contains(follower.Logs(), becameLeader), nil
-	})
+	waitForTakeOver(t, follower)
 	lease, err := cs.CoordinationV1().Leases(controllerNamespace).Get(context.Background(), leaseName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -175,4 +169,12 @@ func TestGracefulShutdownReleasesLease(t *testing.T) {
 	if lease.Spec.HolderIdentity == nil || !strings.Contains(follower.Logs(), *lease.Spec.HolderIdentity) {
 		t.Errorf("Lease holder = %v, want %s's identity", lease.Spec.HolderIdentity, follower.Name)
 	}
+}
+
+// waitForTakeOver waits until follower logs that it became the leader.
+func waitForTakeOver(t *testing.T, follower *kittest.Process) {
+	t.Helper()
+	kittest.Eventually(t, deadline, follower.Name+" to take over the Lease", func(context.Context) (bool, error) {
+		return len(follower.Lines(becameLeader)) > 0, nil
+	})
 }
