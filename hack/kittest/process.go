@@ -169,19 +169,27 @@ func (p *Process) Lines(parts ...string) []string {
 	return found
 }
 
-// RequireNoLine fails the test when the process's log has a line containing
+// RequireNoLine fails the test with the error of CheckNoLine.
+func (p *Process) RequireNoLine(t testing.TB, proof, unwanted, meaning string) {
+	t.Helper()
+	if err := p.CheckNoLine(proof, unwanted, meaning); err != nil {
+		t.Error(err)
+	}
+}
+
+// CheckNoLine returns an error when the process's log has a line containing
 // unwanted (a refused request, a failed reconcile), saying what it means with
 // meaning. A check for an absent line passes on any log that lacks it, an empty
 // one included, so it first requires a line containing proof: one the process
-// writes once it is up (its startup line), without which the check says the log
+// writes once it is up (its startup line), without which the error says the log
 // proves nothing.
-func (p *Process) RequireNoLine(t testing.TB, proof, unwanted, meaning string) {
-	t.Helper()
+func (p *Process) CheckNoLine(proof, unwanted, meaning string) error {
 	if len(p.Lines(proof)) == 0 {
-		t.Errorf("%s's log has no line with %q, so it cannot show that %q never happened; its log:\n%s", p.Name, proof, unwanted, tail(p.Logs(), 20))
-		return
+		return fmt.Errorf("%s's log has no line with %q, so it cannot show that %q never happened; its log ends with:\n%s",
+			p.Name, proof, unwanted, tail(p.Logs(), 20))
 	}
 	if lines := p.Lines(unwanted); len(lines) > 0 {
-		t.Errorf("%s: %s:\n%s", p.Name, meaning, strings.Join(lines, "\n"))
+		return fmt.Errorf("%s: %s:\n%s", p.Name, meaning, strings.Join(lines, "\n"))
 	}
+	return nil
 }

@@ -3,6 +3,7 @@ package kittest
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,5 +33,40 @@ func TestStartOfAMissingBinaryIsAnError(t *testing.T) {
 
 	if err == nil {
 		t.Error("Start of a binary that does not exist returned no error")
+	}
+}
+
+// exited runs the shell script and waits for it, for the log checks below.
+func exited(t *testing.T, script string) *Process {
+	t.Helper()
+	p, err := Start("sh", filepath.Join(t.TempDir(), "sh.log"), "/bin/sh", "-c", script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCheckNoLineNeedsTheProofLineBeforeItTrustsAnAbsence(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		wantErr      string // "" for no error
+	}{
+		{"started, nothing refused", `echo '"Starting"'; echo reconciled`, ""},
+		{"started, then refused", `echo '"Starting"'; echo 'pods is forbidden'`, "RBAC lacks a verb"},
+		{"empty log", `true`, "cannot show"},
+		{"never started", `echo 'loading the kubeconfig failed'`, "cannot show"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := exited(t, tc.script).CheckNoLine(`"Starting"`, "forbidden", "RBAC lacks a verb")
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("CheckNoLine = %v, want nil", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("CheckNoLine = %v, want an error with %q", err, tc.wantErr)
+			}
+		})
 	}
 }
