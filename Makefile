@@ -121,8 +121,9 @@ verify: ## Fail if generated code or manifests are not what is committed (runs m
 	@hack/verify-clean.sh
 
 .PHONY: verify-docs
-verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, or a solution patch no longer applies.
+verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, a solution patch no longer applies, or a lesson leaves out a contract its checks rely on.
 	@hack/check-reading-paths.sh
+	@go run ./hack/kittest/cmd/check -verify-contracts
 	@# Against the committed tiers (a scratch index), so a learner's own edits do not count.
 	@idx=$$(mktemp) && trap 'rm -f "$$idx"' EXIT && GIT_INDEX_FILE=$$idx git read-tree HEAD && \
 		for p in docs/solutions/*/*.patch; do GIT_INDEX_FILE=$$idx git apply --cached --check "$$p" || \

@@ -18,6 +18,9 @@ const (
 	TimeoutEnv = "KIT_E2E_TIMEOUT"
 	// ChecksOutEnv names a file to which WriteChecks writes a suite's check table.
 	ChecksOutEnv = "KIT_CHECKS_OUT"
+	// ChecksOnlyEnv, set to 1, makes Suite.Run stop once it has written the check
+	// table: no build, no cluster (`make verify-docs` reads the tables this way).
+	ChecksOnlyEnv = "KIT_CHECKS_ONLY"
 	// ExerciseEnv selects the exercise checks to run (see Exercise): a name such
 	// as "service", or several separated by commas.
 	ExerciseEnv = "EXERCISE"
@@ -81,6 +84,14 @@ type Check struct {
 	// Exercise, when set, marks a check beyond the reference Reconciler: it runs
 	// only when $EXERCISE selects this name (see the Exercise function).
 	Exercise string `json:"exercise,omitempty"`
+	// Contracts are what the check relies on beyond its behaviour in plain words,
+	// one sentence each: a label it selects Pods by, a status field it reads, an
+	// event reason or log line it waits for, a verb the shipped role allows. A
+	// learner's Reconciler that does the behaviour but breaks a contract fails the
+	// check, so each must stand, word for word, as a list item ("- " and the
+	// sentence) in the lesson's "Your own Reconciler" section: `make verify-docs`
+	// fails otherwise, and `make check` prints them under a failing check.
+	Contracts []string `json:"contracts,omitempty"`
 }
 
 // WriteChecks writes a suite's check table as JSON to the file named by

@@ -2,6 +2,7 @@ package kittest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -51,7 +52,7 @@ type Suite struct {
 }
 
 // Run is the body of every tier's e2e TestMain: it writes the check table for
-// `make check` (WriteChecks), builds the controller as a learner's `go build`
+// `make check` (WriteChecks; with $KIT_CHECKS_ONLY=1 that is all it does), builds the controller as a learner's `go build`
 // would (with $KIT_E2E_OVERLAY's overlay when set), makes sure the binary knows
 // the Reconciler under test, runs Setup, then the tests. It returns the exit code
 // for os.Exit; a suite that cannot start prints why, names the fix, and returns 1
@@ -60,7 +61,9 @@ type Suite struct {
 //	var suite = &kittest.Suite{Checks: checks, Tier: "../..", Main: ".", Binary: "sample-controller"}
 //	func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
 func (s *Suite) Run(m *testing.M) int {
-	if err := s.start(); err != nil {
+	if err := s.start(); errors.Is(err, errChecksOnly) {
+		return 0
+	} else if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
 	}
@@ -68,10 +71,16 @@ func (s *Suite) Run(m *testing.M) int {
 	return m.Run()
 }
 
+// errChecksOnly stops start after the check table when ChecksOnlyEnv is 1.
+var errChecksOnly = errors.New("only the check table was asked for")
+
 // start is everything Run does before the tests.
 func (s *Suite) start() error {
 	if err := WriteChecks(s.Checks); err != nil {
 		return err
+	}
+	if os.Getenv(ChecksOnlyEnv) == "1" {
+		return errChecksOnly
 	}
 	dir, err := filepath.Abs(s.Tier)
 	if err != nil {

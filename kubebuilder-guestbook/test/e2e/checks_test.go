@@ -18,6 +18,13 @@ var checks = []kittest.Check{
 		Hint:      "create the children with controllerutil.SetControllerReference, then set the Available condition through r.Status() and record the event on the transition",
 		Reread:    lesson + "#6-the-reconciler-step-by-step",
 		StubFails: true,
+		Contracts: []string{
+			"The children are named `<name>-redis-leader`, `<name>-redis-follower` and `<name>-frontend` (a Deployment and a Service each), with a controller owner reference to the Guestbook.",
+			"Their Pods carry the label `app.kubernetes.io/instance: <name>`: the check counts the Guestbook's running Pods by it.",
+			"The `Available` condition is True, with `observedGeneration` the Guestbook's `metadata.generation`, once `status.frontend.availableReplicas` equals `spec.frontend.replicas`; both are written through `r.Status()`.",
+			"The directory ConfigMap `guestbook-directory` in the operator's namespace has the key `<namespace>.<name>` with the value `http://<name>-frontend.<namespace>.svc`.",
+			"The condition turning True records a Normal event with reason `Available` on the Guestbook.",
+		},
 	},
 	{
 		Test:      "TestGuestbookOperator/ScalingTheFrontendReachesTheNewCount",
@@ -39,6 +46,9 @@ var checks = []kittest.Check{
 		Hint:      "add a finalizer; when deletionTimestamp is set, remove the directory entry, then the finalizer",
 		Reread:    lesson + "#8-finalizers-and-why-this-guestbook-needs-one",
 		StubFails: true,
+		Contracts: []string{
+			"The Guestbook carries the finalizer `webapp.controller-kit.dev/directory-entry` until its directory entry is removed.",
+		},
 	},
 	{
 		Test:      "TestGuestbookOperator/InvalidGuestbookIsRejectedNamingTheField",
@@ -51,6 +61,9 @@ var checks = []kittest.Check{
 		Behaviour: "the manager needs nothing beyond the shipped RBAC",
 		Hint:      `a "forbidden" in the manager's log: add the verb with a +kubebuilder:rbac marker and run make manifests`,
 		Reread:    lesson + "#9-webhooks-rbac-leader-election-metrics",
+		Contracts: []string{
+			"Every API call is one the `+kubebuilder:rbac` markers allow (`make manifests` turns them into `config/rbac/role.yaml`): Deployments and Services `create` and `update`, Guestbooks `update` and `guestbooks/status` `update`, events `create` and `patch`.",
+		},
 	},
 	{
 		Test:      "TestLeaderElectionHandsOverAndTheOldLeaderExits",

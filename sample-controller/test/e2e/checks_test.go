@@ -18,6 +18,13 @@ var checks = []kittest.Check{
 		Hint:      "when the Deployment is missing, create it with metav1.NewControllerRef(foo, ...) and record a Normal DeploymentCreated event",
 		Reread:    lesson + "#5-the-reconciler-step-by-step",
 		StubFails: true,
+		Contracts: []string{
+			"The Deployment is named after `spec.deploymentName`, in the Foo's namespace, with a controller owner reference to the Foo (`metav1.NewControllerRef`).",
+			"Its Pods carry the label `app.kubernetes.io/instance: <spec.deploymentName>`: the checks count the Foo's running Pods by it.",
+			"`status.availableReplicas` is the Deployment's `status.availableReplicas`, and `status.observedGeneration` the Foo's `metadata.generation`.",
+			"Creating the Deployment records a Normal event with reason `DeploymentCreated` on the Foo.",
+			"Deployments are written with `create` and `update`, the Foo's status with `update` on `foos/status`: the verbs `config/rbac/role.yaml` allows.",
+		},
 	},
 	{
 		Test:      "TestScalingFooScalesDeployment",
@@ -25,6 +32,9 @@ var checks = []kittest.Check{
 		Hint:      "compare the Deployment's spec.replicas with the Foo's and Update a DeepCopy when they differ",
 		Reread:    lesson + "#5-the-reconciler-step-by-step",
 		StubFails: true,
+		Contracts: []string{
+			"The Deployment's `spec.replicas` follows the Foo's `spec.replicas` (1 when it is unset).",
+		},
 	},
 	{
 		Test:      "TestKubectlScaleOnDeploymentIsReverted",
@@ -32,6 +42,9 @@ var checks = []kittest.Check{
 		Hint:      "the Deployment's events already reach its Foo's key: compare replicas again, Update a DeepCopy and record Normal DeploymentScaled",
 		Reread:    lesson + "#5-the-reconciler-step-by-step",
 		StubFails: true,
+		Contracts: []string{
+			"Correcting the Deployment's replicas records a Normal event with reason `DeploymentScaled` on the Foo.",
+		},
 	},
 	{
 		Test:      "TestForeignDeploymentIsLeftUntouched",
@@ -39,6 +52,9 @@ var checks = []kittest.Check{
 		Hint:      "if metav1.IsControlledBy(deployment, foo) is false, record Warning ErrResourceExists naming it and return an error",
 		Reread:    lesson + "#6-owner-references-and-garbage-collection",
 		StubFails: true,
+		Contracts: []string{
+			"A Deployment of that name that the Foo does not control gets a Warning event with reason `ErrResourceExists` on the Foo, naming the Deployment.",
+		},
 	},
 	{
 		Test:      "TestDeletingFooGarbageCollectsDeployment",
@@ -46,6 +62,9 @@ var checks = []kittest.Check{
 		Hint:      `set blockOwnerDeletion in the owner reference; on NotFound from the Foo lister log "Foo is gone, nothing to do" and return nil`,
 		Reread:    lesson + "#6-owner-references-and-garbage-collection",
 		StubFails: true,
+		Contracts: []string{
+			"A Foo that is gone is logged once as `\"Foo is gone, nothing to do\"`, and `Reconcile` returns nil.",
+		},
 	},
 	{
 		Test:      "TestInvalidFooIsRejectedByTheAPINamingTheField",
@@ -59,6 +78,9 @@ var checks = []kittest.Check{
 		Hint:      `write status with UpdateStatus and FieldManager "sample-controller", on a DeepCopy of the Foo`,
 		Reread:    lesson + "#5-the-reconciler-step-by-step",
 		StubFails: true,
+		Contracts: []string{
+			"Status is written with `UpdateStatus` (the status subresource) and `FieldManager: \"sample-controller\"`.",
+		},
 	},
 	{
 		Test:      "TestMissingCRDFailsFastNamingTheFix",
@@ -72,6 +94,9 @@ var checks = []kittest.Check{
 		Hint:      "write the Deployment or the status only when they differ from what you want, and record events only on real changes",
 		Reread:    lesson + "#5-the-reconciler-step-by-step",
 		StubFails: true,
+		Contracts: []string{
+			`An up-to-date Foo costs no write and no event: the check counts the controller's writes in the API server's audit log.`,
+		},
 	},
 	{
 		Test:      "TestLeaderElectionFollowerTakesOverWhenLeaderIsKilled",

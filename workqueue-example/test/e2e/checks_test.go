@@ -18,12 +18,20 @@ var checks = []kittest.Check{
 		Hint:      "patch the label only when it differs from pod.Status.Phase: an event that changes nothing you own must cost no write (the check counts writes in the API server's audit log)",
 		Reread:    lesson + "#run-it",
 		StubFails: true,
+		Contracts: []string{
+			"The label is `controller-kit.dev/phase`, its value the Pod's `status.phase` (`Pending`, `Running`, ...).",
+			"Pods are written with `patch`: the shipped roles allow `get`, `list`, `watch` and `patch` on Pods, not `update`.",
+			`An event that changes nothing the Reconciler owns costs no write: the check counts the controller's writes in the API server's audit log.`,
+		},
 	},
 	{
 		Test:      "TestDeletedPodIsLoggedAsGoneWithoutErrorOrRetry",
 		Behaviour: "a deleted Pod is one log line, not an error or a retry",
 		Hint:      `when the lister returns NotFound, log "Pod is gone, nothing to do" with the pod's key and return nil`,
 		Reread:    lesson + "#run-it",
+		Contracts: []string{
+			"A Pod that is gone is logged once as `\"Pod is gone, nothing to do\"` with `\"pod\", klog.KRef(namespace, name)`, and `Reconcile` returns nil.",
+		},
 	},
 	{
 		Test:      "TestNamespacedRoleIsEnoughToReconcileOneNamespace",

@@ -12,8 +12,9 @@
 // The files, in reading order: lessons.go (the table of lessons and exercises,
 // the one place that names them), suite.go (runs `go test -json` in the tier and
 // reads each test's outcome), report.go (one line per check), solution.go
-// (builds a tier with a solution patch laid over it) and lane.go (make test's
-// steps per lesson).
+// (builds a tier with a solution patch laid over it), lane.go (make test's
+// steps per lesson) and contracts.go (every contract a check relies on is
+// stated in its lesson).
 package main
 
 import (
@@ -30,7 +31,7 @@ type check = kittest.Check
 // options are the command line: which lesson, which Reconciler, what else to run.
 type options struct {
 	root, lesson, reconciler, exercise, solution, timeout, run, lane string
-	expectStub, verbose, validate                                    bool
+	expectStub, verbose, validate, verifyContracts                   bool
 }
 
 func main() {
@@ -46,7 +47,16 @@ func main() {
 	flag.BoolVar(&o.verbose, "v", false, "print the full output of failed checks")
 	flag.StringVar(&o.lane, "lane", "", "make test's steps for the lesson, comma-separated, in this order: e2e (the suite with the reference), stub (-expect-stub), solution (every exercise's solution passes, the reference fails it)")
 	flag.BoolVar(&o.validate, "validate", false, "only check that -lesson, -exercise and -solution name a lesson and its exercises, and exit")
+	flag.BoolVar(&o.verifyContracts, "verify-contracts", false, "for make verify-docs: check that every lesson states each contract its checks rely on, and exit")
 	flag.Parse()
+	if o.verifyContracts {
+		code, err := verifyContracts(o.root, os.Stdout)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "check:", err)
+			os.Exit(2)
+		}
+		os.Exit(code)
+	}
 	if o.reconciler == "" {
 		o.reconciler = kittest.DefaultReconciler // make check passes RECONCILER as it is, set or not
 	}

@@ -27,7 +27,11 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 			fmt.Fprintf(w, "PASS  %s\n", c.Behaviour)
 		case "fail":
 			failed++
-			fmt.Fprintf(w, "FAIL  %s\n      hint:   %s\n      reread: %s\n", c.Behaviour, c.Hint, c.Reread)
+			fmt.Fprintf(w, "FAIL  %s\n      hint:   %s\n", c.Behaviour, c.Hint)
+			for _, contract := range c.Contracts {
+				fmt.Fprintf(w, "      needs:  %s\n", contract)
+			}
+			fmt.Fprintf(w, "      reread: %s\n", c.Reread)
 			for _, line := range failureLines(results[c.Test], o.verbose) {
 				fmt.Fprintf(w, "      | %s\n", line)
 			}
