@@ -90,24 +90,25 @@ run-guestbook: ensure-cluster ## Lesson 3: install the Guestbook CRD, apply a sa
 # reference, or a name you registered in the tier), an EXERCISE beyond the
 # reference to check too, a reference SOLUTION (docs/solutions/) to build with,
 # RUN to run only the checks whose test names match (go test -run), and how long
-# each wait may take (CHECK_TIMEOUT).
+# each wait may take (CHECK_TIMEOUT); V=1 prints the whole output of a failed check.
 LESSON ?=
 RECONCILER ?=
 EXERCISE ?=
 SOLUTION ?=
 RUN ?=
 CHECK_TIMEOUT ?= 30s
+V ?=
 # The checker (hack/kittest/cmd/check), built here on each use (the Go build cache
 # makes that instant after the first time).
-CHECK := $(KIT_OUT)/check
+CHECK := $(KIT_OUT)/bin/check
 
 .PHONY: check
 check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCILER=stub|reference|<yours>.
-	@mkdir -p "$(KIT_OUT)" && go build -o "$(CHECK)" ./hack/kittest/cmd/check
+	@go build -o "$(CHECK)" ./hack/kittest/cmd/check
 	@# The arguments first, so a typo never waits for a cluster to start.
 	@"$(CHECK)" -validate -lesson "$(LESSON)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)"
 	@$(MAKE) --no-print-directory ensure-cluster
-	@"$(CHECK)" -timeout $(CHECK_TIMEOUT) -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)" -run "$(RUN)"
+	@"$(CHECK)" -timeout $(CHECK_TIMEOUT) -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)" -run "$(RUN)" $(if $(V),-v)
 
 ##@ Development
 

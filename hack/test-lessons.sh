@@ -37,7 +37,7 @@ lane=$(IFS=,; echo "${steps[*]}")
 
 hack/build-bins.sh kubectl
 mkdir -p "$KIT_OUT"
-check="$KIT_OUT/check"
+check="$KIT_OUT/bin/check"
 go build -o "$check" ./hack/kittest/cmd/check
 
 kit_log "lessons ${lessons[*]}, one lane each, in parallel: ${lane//,/, then } (logs: $KIT_OUT/lesson-N.log)"

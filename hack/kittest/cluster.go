@@ -115,9 +115,11 @@ func Clientset(t testing.TB) kubernetes.Interface {
 }
 
 // Namespace creates a namespace with a unique name starting with prefix and returns
-// the name. At cleanup it prints the namespace's events when the test failed, then
-// deletes the namespace (without waiting for it to be gone). Set KIT_E2E_KEEP=1 to
-// keep the namespace of a failed test for a look with kubectl.
+// the name. At cleanup it prints the namespace's events when the test failed (and
+// keeps the controllers' refused requests in it for `make check`, see
+// APIErrorsFile), then deletes the namespace (without waiting for it to be
+// gone). Set KIT_E2E_KEEP=1 to keep the namespace of a failed test for a look
+// with kubectl.
 func Namespace(t testing.TB, cs kubernetes.Interface, prefix string) string {
 	t.Helper()
 	ns, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{
@@ -126,10 +128,12 @@ func Namespace(t testing.TB, cs kubernetes.Interface, prefix string) string {
 	if err != nil {
 		t.Fatalf("cannot create a test namespace: %v", err)
 	}
+	created := time.Now()
 	t.Cleanup(func() {
 		ctx := context.Background()
 		if t.Failed() {
 			DumpEvents(t, cs, ns.Name)
+			recordAPIErrors(t, ns.Name, created)
 			if os.Getenv("KIT_E2E_KEEP") == "1" {
 				t.Logf("keeping namespace %s (KIT_E2E_KEEP=1)", ns.Name)
 				return

@@ -53,14 +53,15 @@ func Start(name, logPath, bin string, args ...string) (*Process, error) {
 	return p, nil
 }
 
-// StartProcess starts bin with args, its output captured in a log file under the
-// test's temp folder (see Start). At cleanup the process gets SIGTERM, then
+// StartProcess starts bin with args, its output captured in the log file
+// <name>.log in the test's folder (TestDir: kept for `make check`, else the test's
+// temporary folder; see Start). At cleanup the process gets SIGTERM, then
 // SIGKILL if it has not exited within 15 s; when the test failed, the last 80
 // lines of its log are printed first. The test fails at once if the process
 // cannot be started.
 func StartProcess(t testing.TB, name, bin string, args ...string) *Process {
 	t.Helper()
-	logPath := filepath.Join(t.TempDir(), name+".log")
+	logPath := filepath.Join(TestDir(t), name+".log")
 	p, err := Start(name, logPath, bin, args...)
 	if err != nil {
 		t.Fatal(err)

@@ -31,7 +31,10 @@ type check = kittest.Check
 // options are the command line: which lesson, which Reconciler, what else to run.
 type options struct {
 	root, lesson, reconciler, exercise, solution, timeout, run, lane string
-	expectStub, verbose, validate, verifyContracts                   bool
+	// logDir is where the suite keeps each test's controller logs and refused
+	// requests (kittest.LogDirEnv); run sets it.
+	logDir                                         string
+	expectStub, verbose, validate, verifyContracts bool
 }
 
 func main() {

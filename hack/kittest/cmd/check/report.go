@@ -35,6 +35,7 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 			for _, line := range failureLines(results[c.Test], o.verbose) {
 				fmt.Fprintf(w, "      | %s\n", line)
 			}
+			printDiagnosis(w, root, o.logDir, c.Test)
 		case "skip":
 			if c.Exercise != "" {
 				fmt.Fprintf(w, "skip  exercise %s (EXERCISE=%s runs it)\n", c.Exercise, c.Exercise)

@@ -72,7 +72,13 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 			o.reconciler = ex.reconciler
 		}
 	}
+	// What the suite keeps for a failing check's diagnosis, afresh each run.
+	o.logDir = filepath.Join(root, "_output", "check", "lesson-"+lesson.number)
+	if err := os.RemoveAll(o.logDir); err != nil {
+		return nil, err
+	}
 	env := append(os.Environ(),
+		kittest.LogDirEnv+"="+o.logDir,
 		kittest.ReconcilerEnv+"="+o.reconciler,
 		kittest.TimeoutEnv+"="+o.timeout,
 		kittest.ChecksOutEnv+"="+filepath.Join(tmp, "checks.json"),

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/controller-kit/controller-kit/hack/kittest"
+)
+
+// logLines is how many of the last lines of each controller log a failing check shows.
+const logLines = 6
+
+// printDiagnosis prints, under a failing check, what the suite kept for it in
+// logDir (see kittest.LogDirEnv): the path and last lines of each controller's
+// log, and each request the API server refused, with what that refusal means.
+// A subtest's controllers usually belong to its parent test, so the folders of
+// the test and of each parent are read. root shortens the paths it prints.
+func printDiagnosis(w io.Writer, root, logDir, test string) {
+	if logDir == "" {
+		return
+	}
+	for _, name := range testAndParents(test) {
+		dir := filepath.Join(logDir, kittest.TestDirName(name))
+		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+		for _, log := range logs {
+			rel, _ := filepath.Rel(root, log)
+			fmt.Fprintf(w, "      log:    %s ends with:\n", rel)
+			data, _ := os.ReadFile(log)
+			for _, line := range lastLines(string(data), logLines) {
+				fmt.Fprintf(w, "      |   %s\n", line)
+			}
+		}
+		printRefusals(w, refusedRequests(filepath.Join(dir, kittest.APIErrorsFile)))
+	}
+}
+
+// printRefusals prints refused requests one line per kind of refusal (code,
+// verb, resource), with how often it happened, the objects, and its hint.
+func printRefusals(w io.Writer, refused []kittest.AuditEntry) {
+	type kind struct{ code, verb, resource string }
+	var order []kind
+	count := map[kind]int{}
+	objects := map[kind][]string{}
+	first := map[kind]kittest.AuditEntry{}
+	for _, e := range refused {
+		k := kind{codeName(e), e.Verb, resourceOf(e)}
+		if count[k] == 0 {
+			order = append(order, k)
+			first[k] = e
+		}
+		count[k]++
+		if object := e.Namespace + "/" + e.Name; !slices.Contains(objects[k], object) {
+			objects[k] = append(objects[k], object)
+		}
+	}
+	for _, k := range order {
+		fmt.Fprintf(w, "      api:    %s: %s %s, %d times (%s)\n              %s\n",
+			k.code, k.verb, k.resource, count[k], strings.Join(objects[k], ", "), refusalHint(first[k]))
+	}
+}
+
+// testAndParents returns "A/B/C", "A/B" and "A" for test "A/B/C".
+func testAndParents(test string) []string {
+	names := []string{test}
+	for i := strings.LastIndex(test, "/"); i > 0; i = strings.LastIndex(test[:i], "/") {
+		names = append(names, test[:i])
+	}
+	return names
+}
+
+// lastLines returns the last n non-empty lines of s.
+func lastLines(s string, n int) []string {
+	lines := slices.DeleteFunc(strings.Split(s, "\n"), func(l string) bool { return strings.TrimSpace(l) == "" })
+	return lines[max(0, len(lines)-n):]
+}
+
+// refusedRequests reads an APIErrorsFile; nil when there is none.
+func refusedRequests(path string) []kittest.AuditEntry {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var entries []kittest.AuditEntry
+	if json.Unmarshal(data, &entries) != nil {
+		return nil
+	}
+	return entries
+}
+
+// resourceOf is the request's resource as RBAC rules name it: group/resource/subresource.
+func resourceOf(e kittest.AuditEntry) string {
+	r := e.Resource
+	if e.APIGroup != "" {
+		r = e.APIGroup + "/" + r
+	}
+	if e.Subresource != "" {
+		r += "/" + e.Subresource
+	}
+	return r
+}
+
+// codeName is the HTTP status code with the name the API gives the error.
+func codeName(e kittest.AuditEntry) string {
+	switch {
+	case e.Code == 409 && e.Verb == "create":
+		return "409 AlreadyExists"
+	}
+	names := map[int]string{403: "Forbidden", 404: "NotFound", 409: "Conflict", 422: "Invalid"}
+	if name, ok := names[e.Code]; ok {
+		return fmt.Sprintf("%d %s", e.Code, name)
+	}
+	return fmt.Sprint(e.Code)
+}
+
+// refusalHint says what a refused request means for the Reconciler that sent
+// it: chosen by the error the API server gave, not by the check that failed.
+func refusalHint(e kittest.AuditEntry) string {
+	switch {
+	case e.Code == 403:
+		return fmt.Sprintf("the shipped role does not grant %q on %s; use a verb it grants (the lesson's \"What the checks rely on\" names them) rather than widening the role", e.Verb, resourceOf(e))
+	case e.Code == 404:
+		return "the object was already gone; a NotFound on the object you reconcile means done, not an error"
+	case e.Code == 409 && e.Verb == "create":
+		return "an object of that name exists; read it (from the cache) instead of creating it again, and requeue when the cache lags behind"
+	case e.Code == 409:
+		return "you wrote an older version than the stored one; that is normal: requeue (the change queues the object again anyway) and do not report it as an error"
+	case e.Code == 422:
+		return "the API server rejected the object's content; the controller's log has its message naming the field"
+	}
+	return "see the controller's log for the API server's message"
+}
