@@ -33,6 +33,10 @@ TIERS := workqueue-example sample-controller kubebuilder-guestbook
 # The cluster `make test` creates for its e2e suites, apart from the learner's own.
 TEST_CLUSTER := controller-kit-test
 
+# A target this Makefile lacks: say which tier's Makefile has it, and the command.
+.DEFAULT:
+	@hack/no-such-target.sh "$@" root
+
 ##@ General
 
 .PHONY: help
