@@ -123,7 +123,7 @@ func Exercise(t testing.TB, exercise string) {
 			return
 		}
 	}
-	t.Skipf("exercise check: run it with EXERCISE=%s (e.g. make check EXERCISE=%s)", exercise, exercise)
+	t.Skipf("exercise check: run it with EXERCISE=%s (make check LESSON=%s EXERCISE=%s)", exercise, suiteLesson, exercise)
 }
 
 // File returns the path to read for the file at path: its replacement when the

@@ -33,6 +33,8 @@ func Reconciler() string {
 // Suite is a tier's e2e suite as its TestMain describes it to Run: what to build
 // and what to tell `make check`. Run fills in TierDir and Bin for the tests.
 type Suite struct {
+	// Lesson is the number `make check LESSON=` takes for this suite, e.g. "2".
+	Lesson string
 	// Checks is the suite's check table (see Check), the exercises' checks included.
 	Checks []Check
 	// Tier is the tier's folder relative to the suite's package folder, e.g. "../..".
@@ -58,7 +60,7 @@ type Suite struct {
 // for os.Exit; a suite that cannot start prints why, names the fix, and returns 1
 // before any test runs.
 //
-//	var suite = &kittest.Suite{Checks: checks, Tier: "../..", Main: ".", Binary: "sample-controller"}
+//	var suite = &kittest.Suite{Lesson: "2", Checks: checks, Tier: "../..", Main: ".", Binary: "sample-controller"}
 //	func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
 func (s *Suite) Run(m *testing.M) int {
 	if err := s.start(); errors.Is(err, errChecksOnly) {
@@ -74,8 +76,15 @@ func (s *Suite) Run(m *testing.M) int {
 // errChecksOnly stops start after the check table when ChecksOnlyEnv is 1.
 var errChecksOnly = errors.New("only the check table was asked for")
 
+// suiteLesson is the Lesson of the suite running in this test binary, for
+// messages that name a make check command (see Exercise).
+var suiteLesson = "N"
+
 // start is everything Run does before the tests.
 func (s *Suite) start() error {
+	if s.Lesson != "" {
+		suiteLesson = s.Lesson
+	}
 	if err := WriteChecks(s.Checks); err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ var (
 	deadline = kittest.Deadline(90 * time.Second)
 	// suite builds the controller once for every test (suite.Bin) in this tier
 	// (suite.TierDir), and tells `make check` about the checks.
-	suite       = &kittest.Suite{Checks: append(checks, exerciseChecks...), Tier: "../..", Main: ".", Binary: "workqueue-example"}
+	suite       = &kittest.Suite{Lesson: "1", Checks: append(checks, exerciseChecks...), Tier: "../..", Main: ".", Binary: "workqueue-example"}
 	installOnce sync.Once
 )
 
