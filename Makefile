@@ -79,15 +79,24 @@ ensure-cluster: ## Use the cluster KUBECONFIG reaches, else start the local one.
 ##@ Lessons
 
 .PHONY: run-workqueue
-run-workqueue: ensure-cluster ## Lesson 1: run the workqueue example against the cluster.
+run-workqueue: ## Lesson 1: run the workqueue example against the cluster.
+	@# RECONCILER first, so a typo never waits for a cluster to start.
+	@$(MAKE) --no-print-directory -C workqueue-example reconciler-known
+	@$(MAKE) --no-print-directory ensure-cluster
 	@$(MAKE) --no-print-directory -C workqueue-example run
 
 .PHONY: run-sample
-run-sample: ensure-cluster ## Lesson 2: install the Foo CRD, apply an example Foo, run sample-controller.
+run-sample: ## Lesson 2: install the Foo CRD, apply an example Foo, run sample-controller.
+	@# RECONCILER first, so a typo never waits for a cluster to start.
+	@$(MAKE) --no-print-directory -C sample-controller reconciler-known
+	@$(MAKE) --no-print-directory ensure-cluster
 	@$(MAKE) --no-print-directory -C sample-controller run
 
 .PHONY: run-guestbook
-run-guestbook: ensure-cluster ## Lesson 3: install the Guestbook CRD, apply a sample, run the manager.
+run-guestbook: ## Lesson 3: install the Guestbook CRD, apply a sample, run the manager.
+	@# RECONCILER first, so a typo never waits for a cluster to start.
+	@$(MAKE) --no-print-directory -C kubebuilder-guestbook reconciler-known
+	@$(MAKE) --no-print-directory ensure-cluster
 	@$(MAKE) --no-print-directory -C kubebuilder-guestbook run
 
 # make check knobs: the LESSON to check, the RECONCILER to check it with (stub,
