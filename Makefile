@@ -80,23 +80,14 @@ ensure-cluster: ## Use the cluster KUBECONFIG reaches, else start the local one.
 
 .PHONY: run-workqueue
 run-workqueue: ## Lesson 1: run the workqueue example against the cluster.
-	@# RECONCILER first, so a typo never waits for a cluster to start.
-	@$(MAKE) --no-print-directory -C workqueue-example reconciler-known
-	@$(MAKE) --no-print-directory ensure-cluster
 	@$(MAKE) --no-print-directory -C workqueue-example run
 
 .PHONY: run-sample
 run-sample: ## Lesson 2: install the Foo CRD, apply an example Foo, run sample-controller.
-	@# RECONCILER first, so a typo never waits for a cluster to start.
-	@$(MAKE) --no-print-directory -C sample-controller reconciler-known
-	@$(MAKE) --no-print-directory ensure-cluster
 	@$(MAKE) --no-print-directory -C sample-controller run
 
 .PHONY: run-guestbook
 run-guestbook: ## Lesson 3: install the Guestbook CRD, apply a sample, run the manager.
-	@# RECONCILER first, so a typo never waits for a cluster to start.
-	@$(MAKE) --no-print-directory -C kubebuilder-guestbook reconciler-known
-	@$(MAKE) --no-print-directory ensure-cluster
 	@$(MAKE) --no-print-directory -C kubebuilder-guestbook run
 
 # make check knobs: the LESSON to check, the RECONCILER to check it with (stub,
@@ -119,7 +110,7 @@ CHECK := $(KIT_OUT)/bin/check
 check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCILER=stub|reference|<yours>.
 	@go build -o "$(CHECK)" ./hack/kittest/cmd/check
 	@# The arguments first, so a typo never waits for a cluster to start.
-	@"$(CHECK)" -validate -lesson "$(LESSON)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)"
+	@"$(CHECK)" -validate -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)"
 	@$(MAKE) --no-print-directory ensure-cluster
 	@"$(CHECK)" -timeout $(CHECK_TIMEOUT) -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)" -run "$(RUN)" $(if $(V),-v)
 

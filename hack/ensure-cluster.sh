@@ -9,7 +9,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 "$KIT_ROOT/hack/build-bins.sh" kubectl
 target=${KUBECONFIG:-$KIT_KUBECONFIG}
 if kit_cluster_reachable "$target"; then
-	kit_log "using cluster '$("$KIT_BIN/kubectl" --kubeconfig "$target" config current-context)' from $target"
+	context=$("$KIT_BIN/kubectl" --kubeconfig "$target" config current-context)
+	kit_log "using cluster '$context' from $target"
+	# A local cluster started before local-up.sh wrote its cluster file (the checks
+	# read the audit log's path there): local-up.sh on a running cluster only writes it.
+	if [ "$target" = "$KIT_KUBECONFIG" ] && [ "$context" = "kwok-$KIT_CLUSTER" ] && [ ! -f "$KIT_CLUSTER_INFO" ]; then
+		"$KIT_ROOT/hack/local-up.sh" >/dev/null
+	fi
 	exit 0
 fi
 if [ "$target" != "$KIT_KUBECONFIG" ]; then

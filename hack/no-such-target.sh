@@ -8,16 +8,17 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 target=$1 where=$2
-here="the repository root"
-[ "$where" = root ] || here="$where/"
+here="the repository root" up=""
+# The Makefiles run this from their own folder: the root, or a tier one level down.
+[ "$where" = root ] || { here="$where/"; up="../"; }
 
 # has_target MAKEFILE succeeds when MAKEFILE defines TARGET as a rule of its own.
 has_target() { grep -qE "^${target//./\\.}:([^=]|$)" "$1"; }
 
 found=()
-[ "$where" != root ] && has_target "$KIT_ROOT/Makefile" && found+=("at the repository root:  cd $(realpath --relative-to="$PWD" "$KIT_ROOT") && make $target")
+[ "$where" != root ] && has_target "$KIT_ROOT/Makefile" && found+=("at the repository root:  cd .. && make $target")
 for tier in workqueue-example sample-controller kubebuilder-guestbook; do
-	[ "$tier" != "$where" ] && has_target "$KIT_ROOT/$tier/Makefile" && found+=("in $tier/:  make -C $(realpath --relative-to="$PWD" "$KIT_ROOT/$tier") $target")
+	[ "$tier" != "$where" ] && has_target "$KIT_ROOT/$tier/Makefile" && found+=("in $tier/:  make -C $up$tier $target")
 done
 if [ ${#found[@]} -eq 0 ]; then
 	echo "make: $here has no target '$target'; 'make help' lists the targets here." >&2

@@ -280,12 +280,12 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 			}
 		})
 	}
-	logger.Info("Workers started", "count", workers)
+	logger.Info("Starting workers", "count", workers)
 
 	<-ctx.Done()
 	c.queue.ShutDown()
 	wg.Wait()
-	logger.Info("All workers stopped")
+	logger.Info("Workers stopped")
 }
 
 // processNextWorkItem takes one key off the queue, reconciles it and records the
@@ -390,7 +390,7 @@ func (r *StubReconciler) Reconcile(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("reading Pod %s from the cache: %w", key, err)
 	}
-	logger.Info("Pod exists", "pod", klog.KObj(pod), "phase", pod.Status.Phase)
+	logger.Info("Pod seen", "pod", klog.KObj(pod), "phase", pod.Status.Phase)
 	return nil
 }
 

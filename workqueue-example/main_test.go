@@ -296,8 +296,8 @@ func TestShutdownBeforeTheCacheSyncsIsCleanAndStartsNoWorker(t *testing.T) {
 		t.Fatalf("Run did not return within %s of a shutdown before the cache synced", waitTimeout)
 	}
 	h := &harness{logs: logger.GetSink().(ktesting.Underlier).GetBuffer()}
-	if h.countLogs("Shut down before the informer cache synced") != 1 || h.countLogs("Workers started") != 0 {
-		t.Errorf("log = %q; want one \"Shut down before the informer cache synced\" and no \"Workers started\"", h.logs.String())
+	if h.countLogs("Shut down before the informer cache synced") != 1 || h.countLogs("Starting workers") != 0 {
+		t.Errorf("log = %q; want one \"Shut down before the informer cache synced\" and no \"Starting workers\"", h.logs.String())
 	}
 }
 

@@ -20,7 +20,6 @@ package main
 
 import (
 	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -40,6 +39,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/leaderelection"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -153,7 +153,7 @@ func run() error {
 			"Enabling this will ensure there is only one active controller manager. "+
 			"config/manager/manager.yaml turns it on in-cluster.")
 	flag.StringVar(&leaderElectionNamespace, "leader-elect-resource-namespace", "",
-		"The namespace of the leader election Lease; needed outside a cluster (defaults to the Pod's namespace in-cluster).")
+		"The namespace of the leader election Lease. Empty: the Pod's namespace in-cluster, else $POD_NAMESPACE, else default (as in sample-controller).")
 	flag.StringVar(&leaderElectionName, "leader-elect-resource-name", "90d9e30a.controller-kit.dev",
 		"The name of the leader election Lease (kubebuilder's LeaderElectionID).")
 	flag.IntVar(&workers, "workers", 4,
@@ -209,9 +209,11 @@ func run() error {
 		return fmt.Errorf("--reconciler=%q: want one of %s", reconcilerName, strings.Join(reconcilerNames(), ", "))
 	}
 	if enableLeaderElection {
-		// In a Pod the Lease goes to the Pod's namespace, read from this file.
+		// In a Pod, controller-runtime puts the Lease in the Pod's namespace (read
+		// from this file); outside one it needs a namespace, which sample-controller
+		// finds the same way: $POD_NAMESPACE, else default.
 		if _, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); leaderElectionNamespace == "" && err != nil {
-			return errors.New("--leader-elect outside a cluster needs --leader-elect-resource-namespace: the namespace of the Lease")
+			leaderElectionNamespace = envOr("POD_NAMESPACE", "default")
 		}
 		if err := checkLeaseTimings(leaseDuration, renewDeadline, retryPeriod); err != nil {
 			return err
@@ -279,6 +281,9 @@ func run() error {
 	}
 	// client-go's default 5 QPS / burst 10 would throttle a burst of Guestbooks.
 	restConfig.QPS, restConfig.Burst = float32(qps), burst
+	// Every request names the operator, as in the other tiers (the user agent
+	// then reads "manager/<version> (...) guestbook-operator").
+	rest.AddUserAgent(restConfig, controller.ControllerName)
 
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                  scheme,

@@ -50,7 +50,7 @@ func (r *StubReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		}
 		return ctrl.Result{}, err
 	}
-	log.Info("Saw a Guestbook (the stub does nothing with it)",
+	log.Info("Guestbook seen",
 		"generation", gb.Generation,
 		"frontendReplicas", ptr.Deref(gb.Spec.Frontend.Replicas, 0),
 		"redisFollowerReplicas", ptr.Deref(gb.Spec.Redis.FollowerReplicas, 0),

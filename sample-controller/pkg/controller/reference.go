@@ -24,8 +24,10 @@ import (
 // Event reasons the FooReconciler records on Foos. Normal events mark a
 // real change; Warning events mark something a person has to fix.
 const (
+	// ReasonDeploymentCreated: the Foo's Deployment was created.
 	ReasonDeploymentCreated = "DeploymentCreated"
-	ReasonDeploymentScaled  = "DeploymentScaled"
+	// ReasonDeploymentScaled: the Deployment's replicas were set back to the Foo's.
+	ReasonDeploymentScaled = "DeploymentScaled"
 	// ReasonErrResourceExists: a Deployment with the Foo's deploymentName exists
 	// and is not controlled by this Foo. The same reason as upstream.
 	ReasonErrResourceExists = "ErrResourceExists"

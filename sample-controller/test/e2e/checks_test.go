@@ -9,7 +9,7 @@ const lesson = "docs/lessons/02-sample-controller.md"
 
 // checks describes each test of this suite for `make check LESSON=2`: the
 // behaviour in plain words, a hint for a Reconciler that fails it, and the
-// lesson section to reread. StubFails marks what controller.Stub lacks;
+// lesson section to reread. StubFails marks what StubReconciler lacks;
 // `make test-checks` fails when the stub's failures differ from these marks.
 var checks = []kittest.Check{
 	{

@@ -98,7 +98,7 @@ func startControllerAs(t *testing.T, sa string, args ...string) *kittest.Process
 	args = append(flags, args...)
 	p := kittest.StartProcess(t, "workqueue-example", suite.Bin, args...)
 	t.Cleanup(func() {
-		p.RequireNoLine(t, `"Starting"`, "forbidden", "the controller was refused by the API server: config/rbac lacks a permission it uses")
+		p.RequireNoLine(t, `"Starting workers"`, "forbidden", "the controller was refused by the API server: config/rbac lacks a permission it uses")
 	})
 	return p
 }
@@ -168,7 +168,7 @@ func TestPodsGetAPhaseLabelThatFollowsThemToRunning(t *testing.T) {
 			"the controller wrote %d times, want once (web-1's label); write only when the label differs:\n%s",
 			len(writes), strings.Join(entryLines(writes), "\n"))
 	}
-	p.RequireNoLine(t, "Workers started", "Reconcile failed", "reconciles failed")
+	p.RequireNoLine(t, "Starting workers", "Reconcile failed", "reconciles failed")
 }
 
 // controllerWrites returns the writes to Pods of namespace that the controller
@@ -211,7 +211,7 @@ func TestDeletedPodIsLoggedAsGoneWithoutErrorOrRetry(t *testing.T) {
 	kittest.Eventually(t, deadline, "a log line saying Pod p1 is gone", func(context.Context) (bool, error) {
 		return len(p.Lines(`"Pod is gone, nothing to do"`, `pod="`+ns+`/p1"`)) > 0, nil
 	})
-	p.RequireNoLine(t, "Workers started", "Reconcile failed", "the deletion was treated as a failure (error or retry)")
+	p.RequireNoLine(t, "Starting workers", "Reconcile failed", "the deletion was treated as a failure (error or retry)")
 }
 
 func TestNamespacedRoleIsEnoughToReconcileOneNamespace(t *testing.T) {
@@ -225,7 +225,7 @@ func TestNamespacedRoleIsEnoughToReconcileOneNamespace(t *testing.T) {
 	kittest.Eventually(t, deadline, "Pod p1 to be reconciled", func(context.Context) (bool, error) {
 		return len(p.Lines(ns+"/p1")) > 0, nil
 	})
-	p.RequireNoLine(t, "Workers started", "Reconcile failed", "reconciles failed")
+	p.RequireNoLine(t, "Starting workers", "Reconcile failed", "reconciles failed")
 }
 
 func TestShippedClusterRoleAllowsWatchingEveryNamespace(t *testing.T) {
@@ -233,7 +233,7 @@ func TestShippedClusterRoleAllowsWatchingEveryNamespace(t *testing.T) {
 	// The stub only reads, so watching the whole shared cluster changes nothing.
 	p := startController(t, "--reconciler=stub")
 	kittest.Eventually(t, deadline, "the cluster-wide Pod cache to sync", func(context.Context) (bool, error) {
-		return len(p.Lines("Workers started")) > 0, nil
+		return len(p.Lines("Starting workers")) > 0, nil
 	})
 }
 
@@ -242,7 +242,7 @@ func TestSIGTERMStopsTheControllerCleanly(t *testing.T) {
 	ns := kittest.Namespace(t, cs, "wq-stop")
 	p := startController(t, "--namespace="+ns)
 	kittest.Eventually(t, deadline, "the workers to start", func(context.Context) (bool, error) {
-		return len(p.Lines("Workers started")) > 0, nil
+		return len(p.Lines("Starting workers")) > 0, nil
 	})
 
 	p.Signal(syscall.SIGTERM)
@@ -253,7 +253,7 @@ func TestSIGTERMStopsTheControllerCleanly(t *testing.T) {
 	if code != 0 {
 		t.Errorf("exit code %d after SIGTERM, want 0", code)
 	}
-	if len(p.Lines("All workers stopped")) == 0 {
-		t.Error(`no "All workers stopped" in the log: the shutdown did not wait for the workers`)
+	if len(p.Lines("Workers stopped")) == 0 {
+		t.Error(`no "Workers stopped" in the log: the shutdown did not wait for the workers`)
 	}
 }

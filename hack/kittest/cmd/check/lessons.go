@@ -14,6 +14,8 @@ type lesson struct {
 	number string
 	// tier is the tier's folder at the repository root; its test/e2e holds the suite.
 	tier string
+	// main is the controller's main package, relative to the tier.
+	main string
 	// doc is the lesson file, from the repository root.
 	doc string
 	// exercises go beyond the reference Reconciler; each has a reference solution.
@@ -35,11 +37,11 @@ type exercise struct {
 // lessons is the table. A new lesson or exercise is a new entry here (and its
 // suite's check table); nothing else in the checker names one.
 var lessons = []lesson{
-	{number: "1", tier: "workqueue-example", doc: "docs/lessons/01-workqueue.md",
+	{number: "1", tier: "workqueue-example", main: ".", doc: "docs/lessons/01-workqueue.md",
 		exercises: []exercise{{name: "configmaps"}}},
-	{number: "2", tier: "sample-controller", doc: "docs/lessons/02-sample-controller.md",
+	{number: "2", tier: "sample-controller", main: ".", doc: "docs/lessons/02-sample-controller.md",
 		exercises: []exercise{{name: "service", reconciler: "solution-service"}}},
-	{number: "3", tier: "kubebuilder-guestbook", doc: "docs/lessons/03-kubebuilder.md",
+	{number: "3", tier: "kubebuilder-guestbook", main: "cmd", doc: "docs/lessons/03-kubebuilder.md",
 		exercises: []exercise{{name: "ready"}}},
 }
 

@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/controller-kit/controller-kit/hack/kittest"
 )
@@ -49,7 +50,7 @@ func main() {
 	flag.BoolVar(&o.expectStub, "expect-stub", false, "for make test-checks: succeed only when exactly the checks marked StubFails fail")
 	flag.BoolVar(&o.verbose, "v", false, "print the full output of failed checks")
 	flag.StringVar(&o.lane, "lane", "", "make test's steps for the lesson, comma-separated, in this order: e2e (the suite with the reference), stub (-expect-stub), solution (every exercise's solution passes, the reference fails it)")
-	flag.BoolVar(&o.validate, "validate", false, "only check that -lesson, -exercise and -solution name a lesson and its exercises, and exit")
+	flag.BoolVar(&o.validate, "validate", false, "only check that -lesson, -exercise and -solution name a lesson and its exercises and that the controller has -reconciler, and exit")
 	flag.BoolVar(&o.verifyContracts, "verify-contracts", false, "for make verify-docs: check that every lesson states each contract its checks rely on, and exit")
 	flag.Parse()
 	if o.verifyContracts {
@@ -65,7 +66,7 @@ func main() {
 	}
 	if o.validate {
 		if err := validate(o); err != nil {
-			fmt.Fprintln(os.Stderr, "make check:", err)
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
 		return
@@ -89,11 +90,28 @@ func main() {
 }
 
 // validate checks that the options name a lesson of the table and, when set,
-// one of its exercises as -exercise and -solution.
+// one of its exercises as -exercise and -solution, and that the tier's controller
+// has the Reconciler -reconciler names (it builds the controller and asks it). A
+// solution's own Reconciler is checked by the suite, with the solution laid over
+// the tier. It is what make check and the run targets do before any cluster work.
 func validate(o options) error {
 	l, err := findLesson(o.lesson)
 	if err != nil {
 		return err
+	}
+	if o.solution == "" && o.reconciler != kittest.DefaultReconciler {
+		tmp, err := os.MkdirTemp("", "kit-validate-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		bin := filepath.Join(tmp, filepath.Base(l.tier))
+		if err := kittest.BuildBinary(filepath.Join(o.root, l.tier, l.main), bin); err != nil {
+			return err
+		}
+		if err := kittest.RequireReconciler(bin, o.reconciler); err != nil {
+			return err
+		}
 	}
 	for flagName, name := range map[string]string{"EXERCISE": o.exercise, "SOLUTION": o.solution} {
 		if name == "" {
