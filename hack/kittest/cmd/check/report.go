@@ -40,7 +40,12 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 			if c.Exercise != "" {
 				fmt.Fprintf(w, "skip  exercise %s (EXERCISE=%s runs it)\n", c.Exercise, c.Exercise)
 			} else {
+				// Why it was skipped (say, a cluster without an audit log) is the
+				// test's own t.Skip line.
 				fmt.Fprintf(w, "skip  %s\n", c.Behaviour)
+				for _, line := range failureLines(results[c.Test], false) {
+					fmt.Fprintf(w, "      | %s\n", line)
+				}
 			}
 		case "":
 			if o.run != "" {
