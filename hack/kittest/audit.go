@@ -162,14 +162,10 @@ func ReadAuditLog(path string) ([]AuditEntry, error) {
 // writes up to now should wait a second or two before calling Writes.
 func Writes(t testing.TB, since time.Time, match func(AuditEntry) bool) []AuditEntry {
 	t.Helper()
-	info, err := CurrentClusterInfo()
+	entries, err := currentAuditLog()
 	if errors.Is(err, ErrNotLocalCluster) {
 		t.Skipf("this test reads the API server's audit log: %v", err)
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := ReadAuditLog(info.AuditLog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,4 +176,14 @@ func Writes(t testing.TB, since time.Time, match func(AuditEntry) bool) []AuditE
 		}
 	}
 	return writes
+}
+
+// currentAuditLog reads the audit log of the cluster the suites use (see
+// CurrentClusterInfo); the error wraps ErrNotLocalCluster when it has none.
+func currentAuditLog() ([]AuditEntry, error) {
+	info, err := CurrentClusterInfo()
+	if err != nil {
+		return nil, err
+	}
+	return ReadAuditLog(info.AuditLog)
 }

@@ -54,15 +54,10 @@ func recordAPIErrors(t testing.TB, namespace string, since time.Time) {
 	if os.Getenv(LogDirEnv) == "" {
 		return
 	}
-	info, err := CurrentClusterInfo()
+	entries, err := currentAuditLog()
 	if errors.Is(err, ErrNotLocalCluster) {
 		return
 	}
-	if err != nil {
-		t.Logf("cannot find the audit log for the diagnosis: %v", err)
-		return
-	}
-	entries, err := ReadAuditLog(info.AuditLog)
 	if err != nil {
 		t.Logf("cannot read the audit log for the diagnosis: %v", err)
 		return

@@ -63,13 +63,16 @@ type Suite struct {
 //	var suite = &kittest.Suite{Lesson: "2", Checks: checks, Tier: "../..", Main: ".", Binary: "sample-controller"}
 //	func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
 func (s *Suite) Run(m *testing.M) int {
-	if err := s.start(); errors.Is(err, errChecksOnly) {
+	err := s.start()
+	if s.Bin != "" {
+		defer os.RemoveAll(filepath.Dir(s.Bin))
+	}
+	if errors.Is(err, errChecksOnly) {
 		return 0
 	} else if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
 	}
-	defer os.RemoveAll(filepath.Dir(s.Bin))
 	return m.Run()
 }
 
