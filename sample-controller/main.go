@@ -325,6 +325,11 @@ func runWithLeaderElection(ctx context.Context, o options, kubeClient kubernetes
 				stopElection()
 			},
 			OnStoppedLeading: func() {
+				// client-go calls this when the election ends, also in a
+				// replica that never led: it has nothing to release.
+				if !leading.Load() {
+					return
+				}
 				// Every planned stop cancels electionCtx first; if it is still
 				// live, the Lease was taken from us.
 				if electionCtx.Err() == nil {
