@@ -24,6 +24,7 @@ var checks = []kittest.Check{
 			"The `Available` condition is True, with `observedGeneration` the Guestbook's `metadata.generation`, once `status.frontend.availableReplicas` equals `spec.frontend.replicas`; both are written through `r.Status()`.",
 			"The directory ConfigMap `guestbook-directory` in the operator's namespace has the key `<namespace>.<name>` with the value `http://<name>-frontend.<namespace>.svc`.",
 			"The condition turning True records a Normal event with reason `Available` on the Guestbook.",
+			"Events are recorded with the manager's recorder (`d.recorder`), which reports them as `guestbook-operator`: the check looks for events of that reporting controller.",
 		},
 	},
 	{
@@ -48,6 +49,56 @@ var checks = []kittest.Check{
 		StubFails: true,
 		Contracts: []string{
 			"The Guestbook carries the finalizer `webapp.controller-kit.dev/directory-entry` until its directory entry is removed.",
+		},
+	},
+	{
+		Test:      "TestGuestbookOperator/UnusableNameIsDegradedWithoutChildren",
+		Behaviour: "a Guestbook whose name cannot prefix its Service names (my.guestbook) is Degraded with reason InvalidName, gets a Warning event InvalidName, and no children",
+		Hint:      "check webappv1.ValidateName before creating anything; if it refuses the name, set Degraded=True with reason InvalidName through r.Status(), record a Warning event and return without an error",
+		Reread:    lesson + "#6-the-reconciler-step-by-step",
+		StubFails: true,
+		Contracts: []string{
+			"A Guestbook whose name `webappv1.ValidateName` refuses gets the condition `Degraded` True with reason `InvalidName` and a Warning event with reason `InvalidName`, and no Deployment or Service in its namespace.",
+		},
+	},
+	{
+		Test:      "TestGuestbookOperator/ConditionsFollowTheRollout",
+		Behaviour: "a Guestbook reports Progressing=True while its Deployments roll out, then Progressing=False (RolloutComplete) and Degraded=False (AsExpected) once it is Available",
+		Hint:      "set all three conditions in every status you write: Progressing from each Deployment's rollout, Degraded False with reason AsExpected when nothing blocks you",
+		Reread:    lesson + "#7-conditions-status-and-events",
+		StubFails: true,
+		Contracts: []string{
+			"`Progressing` is True in a status written while a child Deployment has not rolled out its spec (its `status.observedGeneration`, `updatedReplicas` or `availableReplicas` behind it), such as the first status written after the Deployments are created: the check watches every version of the Guestbook, and fails when none had it.",
+		},
+	},
+	{
+		Test:      "TestGuestbookOperator/ChildNameTakenIsDegradedAndLeftAlone",
+		Behaviour: "a Deployment named like a child but not controlled by the Guestbook is left untouched, and the Guestbook is Degraded with reason ChildConflict",
+		Hint:      "before you change a child, check metav1.IsControlledBy(child, guestbook); when it is not yours, write nothing to it, set Degraded=True with reason ChildConflict and look again later (RequeueAfter)",
+		Reread:    lesson + "#6-the-reconciler-step-by-step",
+		StubFails: true,
+		Contracts: []string{
+			"A child is the Guestbook's only when its controller owner reference points to the Guestbook; one without it is never adopted or written to (its spec, labels, annotations and owner references stay as they were), and `Degraded` turns True with reason `ChildConflict`.",
+		},
+	},
+	{
+		Test:      "TestGuestbookOperator/ConflictsAreRequeuesNotErrors",
+		Behaviour: "a Guestbook changed again and again while it converges still converges, and Reconcile returns no error: a write conflict is a requeue",
+		Hint:      "when a write fails with apierrors.IsConflict, return ctrl.Result{}, nil: the change that caused the conflict has already queued the Guestbook again",
+		Reread:    lesson + "#6-the-reconciler-step-by-step",
+		StubFails: true,
+		Contracts: []string{
+			"Reconcile returns no error for a write that fails with a conflict (`apierrors.IsConflict`): the check annotates the Guestbook every 50 ms while it converges and fails on any `Reconciler error` line the manager logs for the Guestbook's namespace.",
+		},
+	},
+	{
+		Test:      "TestGuestbookOperator/RestingGuestbookCostsNoWrite",
+		Behaviour: "once a Guestbook is Available, a change to nothing the operator owns (an annotation) costs no write and no event; scaling the frontend does",
+		Hint:      "write a child only when a field you set differs (CreateOrUpdate compares for you when you set single fields, not whole structs), the status only when it differs from the one you read, and events only on a transition",
+		Reread:    lesson + "#7-conditions-status-and-events",
+		StubFails: true,
+		Contracts: []string{
+			"The check counts the operator's writes in the Guestbook's namespace (children, status, events) in the API server's audit log, so it runs on the kit's local cluster only: once the Guestbook is Available, has its `Available` event and two seconds pass without a write, it adds an annotation and allows no write in the next three seconds.",
 		},
 	},
 	{

@@ -180,6 +180,29 @@ func TestGuestbookOperator(t *testing.T) {
 			t.Errorf("creating a Guestbook with frontend replicas -1 = %v; want Invalid naming spec.frontend.replicas", err)
 		}
 	})
+
+	// What the Reconciler reports (conditions_test.go) and what it costs at
+	// rest (steadystate_test.go).
+	t.Run("UnusableNameIsDegradedWithoutChildren", func(t *testing.T) {
+		t.Parallel()
+		unusableNameIsDegradedWithoutChildren(t, c, cs)
+	})
+	t.Run("ConditionsFollowTheRollout", func(t *testing.T) {
+		t.Parallel()
+		conditionsFollowTheRollout(t, c, cs)
+	})
+	t.Run("ChildNameTakenIsDegradedAndLeftAlone", func(t *testing.T) {
+		t.Parallel()
+		childNameTakenIsDegradedAndLeftAlone(t, c, cs)
+	})
+	t.Run("RestingGuestbookCostsNoWrite", func(t *testing.T) {
+		t.Parallel()
+		restingGuestbookCostsNoWrite(t, c, cs, operatorNS)
+	})
+	t.Run("ConflictsAreRequeuesNotErrors", func(t *testing.T) {
+		t.Parallel()
+		conflictsAreRequeuesNotErrors(t, c, cs, manager)
+	})
 }
 
 // createGuestbook creates a Guestbook with frontendReplicas frontend Pods and two
