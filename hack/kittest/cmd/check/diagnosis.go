@@ -16,11 +16,12 @@ import (
 const logLines = 6
 
 // printDiagnosis prints, under a failing check, what the suite kept for it in
-// logDir (see kittest.LogDirEnv): the path and last lines of each controller's
-// log, and each request the API server refused, with what that refusal means.
-// A subtest's controllers usually belong to its parent test, so the folders of
-// the test and of each parent are read. root shortens the paths it prints.
-func printDiagnosis(w io.Writer, root, logDir, test string) {
+// logDir (see kittest.LogDirEnv): the path and the telling lines of each
+// controller's log (see tellingLines), and each request the API server refused,
+// with what that refusal means. A subtest's controllers usually belong to its
+// parent test, so the folders of the test and of each parent are read; a log
+// that shown already (in shown) is only named. root shortens the paths it prints.
+func printDiagnosis(w io.Writer, root, logDir, test string, shown map[string]bool) {
 	if logDir == "" {
 		return
 	}
@@ -29,9 +30,15 @@ func printDiagnosis(w io.Writer, root, logDir, test string) {
 		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 		for _, log := range logs {
 			rel, _ := filepath.Rel(root, log)
-			fmt.Fprintf(w, "      log:    %s ends with:\n", rel)
+			if shown[log] {
+				fmt.Fprintf(w, "      log:    %s (shown above)\n", rel)
+				continue
+			}
+			shown[log] = true
 			data, _ := os.ReadFile(log)
-			for _, line := range lastLines(string(data), logLines) {
+			lines, what := tellingLines(string(data))
+			fmt.Fprintf(w, "      log:    %s, %s:\n", rel, what)
+			for _, line := range lines {
 				fmt.Fprintf(w, "      |   %s\n", line)
 			}
 		}
@@ -64,6 +71,21 @@ func printRefusals(w io.Writer, refused []kittest.AuditEntry) {
 	}
 }
 
+// tellingLines picks what a learner should read first in a controller's log: its
+// last error lines (klog's start with E and a digit, zap's carry ERROR), else its
+// last lines. It returns them and the words that say which they are.
+func tellingLines(log string) ([]string, string) {
+	lines := lastLines(log, -1)
+	errorLines := slices.DeleteFunc(slices.Clone(lines), func(l string) bool {
+		klogError := len(l) > 1 && l[0] == 'E' && l[1] >= '0' && l[1] <= '9'
+		return !klogError && !strings.Contains(l, "\tERROR\t") && !strings.Contains(l, " ERROR ")
+	})
+	if len(errorLines) > 0 {
+		return errorLines[max(0, len(errorLines)-logLines):], fmt.Sprintf("its last errors (%d in all)", len(errorLines))
+	}
+	return lines[max(0, len(lines)-logLines):], "no error in it; it ends with"
+}
+
 // testAndParents returns "A/B/C", "A/B" and "A" for test "A/B/C".
 func testAndParents(test string) []string {
 	names := []string{test}
@@ -73,9 +95,12 @@ func testAndParents(test string) []string {
 	return names
 }
 
-// lastLines returns the last n non-empty lines of s.
+// lastLines returns the last n non-empty lines of s, or all of them when n < 0.
 func lastLines(s string, n int) []string {
 	lines := slices.DeleteFunc(strings.Split(s, "\n"), func(l string) bool { return strings.TrimSpace(l) == "" })
+	if n < 0 {
+		return lines
+	}
 	return lines[max(0, len(lines)-n):]
 }
 

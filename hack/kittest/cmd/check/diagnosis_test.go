@@ -31,3 +31,15 @@ func TestRefusalsArePrintedOncePerKindWithTheirHint(t *testing.T) {
 		t.Errorf("printRefusals printed %d lines for 2 kinds of refusal:\n%s", n, got)
 	}
 }
+
+func TestTellingLinesArePreferablyErrors(t *testing.T) {
+	log := "I1130 10:00:00 started\nE1130 10:00:01 \"Reconcile failed\" err=forbidden\nI1130 10:00:02 shutting down\n"
+	lines, what := tellingLines(log)
+	if len(lines) != 1 || !strings.Contains(lines[0], "Reconcile failed") || !strings.Contains(what, "errors") {
+		t.Errorf("tellingLines = %q, %q; want the one error line", lines, what)
+	}
+	lines, what = tellingLines("I1 a\nI2 b\n")
+	if len(lines) != 2 || !strings.Contains(what, "no error") {
+		t.Errorf("tellingLines of a log without errors = %q, %q; want its last lines", lines, what)
+	}
+}
