@@ -32,7 +32,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,7 +41,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
 	"github.com/controller-kit/controller-kit/kubebuilder-guestbook/internal/testenv"
 )
 
@@ -56,7 +54,7 @@ import (
 const operatorNamespace = "guestbook-operator"
 
 var (
-	scheme     = runtime.NewScheme()
+	scheme     *runtime.Scheme
 	k8sClient  client.Client // talks to the API server directly, for the tests' own reads and writes
 	reconciler *GuestbookReconciler
 	restConfig *rest.Config      // the API server's address and credentials
@@ -77,13 +75,11 @@ func runSuite(m *testing.M) int {
 		level = zapcore.DebugLevel
 	}
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(level)))
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		panic(err)
+	var err error
+	if scheme, err = testenv.NewScheme(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		return 1
 	}
-	if err := webappv1.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-
 	env, err := testenv.NewEnvironment()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)

@@ -24,8 +24,26 @@ import (
 	"path/filepath"
 	"runtime"
 
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
 )
+
+// NewScheme returns a scheme with client-go's built-in kinds and the Guestbook
+// API, the same as the manager's (cmd/main.go). The error says which could not
+// be added.
+func NewScheme() (*k8sruntime.Scheme, error) {
+	s := k8sruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("adding client-go's kinds to the scheme: %w", err)
+	}
+	if err := webappv1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("adding the Guestbook API to the scheme: %w", err)
+	}
+	return s, nil
+}
 
 // AssetsEnv is the variable envtest reads the binaries' folder from.
 const AssetsEnv = "KUBEBUILDER_ASSETS"

@@ -26,16 +26,13 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
 	"github.com/controller-kit/controller-kit/kubebuilder-guestbook/internal/testenv"
 )
 
@@ -51,12 +48,10 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	if err := webappv1.AddToScheme(scheme); err != nil {
-		panic(err)
+	scheme, err := testenv.NewScheme()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		return 1
 	}
 	env, err := testenv.NewEnvironment()
 	if err != nil {
