@@ -73,12 +73,24 @@ sed -e "s|@BIN@|$KIT_BIN|g" -e "s|@HACK@|$KIT_ROOT/hack|g" -e "s|@KUBE_VERSION@|
 	"$KIT_ROOT/hack/kwokctl.yaml" >"$config"
 
 kit_log "creating local cluster '$KIT_CLUSTER' (kwokctl --runtime binary, 127.0.0.1 only)"
+# Ctrl-C reaches kwokctl too, which then fails: say so plainly (not kwokctl's
+# log) and remove what it had started, so the next local-up starts clean.
+interrupted=false
+trap 'interrupted=true' INT TERM
+created=0
 kwokctl create cluster --name "$KIT_CLUSTER" --config "$config" \
-	--kubeconfig "$KIT_KUBECONFIG" --wait 3m --quiet-pull >"$KIT_OUT/kwokctl-create.log" 2>&1 || {
+	--kubeconfig "$KIT_KUBECONFIG" --wait 3m --quiet-pull >"$KIT_OUT/kwokctl-create.log" 2>&1 || created=$?
+if $interrupted; then
+	kit_log "interrupted: deleting the local cluster '$KIT_CLUSTER' that was being created"
+	"$KIT_ROOT/hack/local-down.sh" >/dev/null 2>&1 || true
+	exit 130
+fi
+[ "$created" -eq 0 ] || {
 	cat "$KIT_OUT/kwokctl-create.log" >&2
 	echo "local-up: kwokctl could not create the cluster; its output is above, component logs under $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs" >&2
 	exit 1
 }
+trap - INT TERM
 kit_kubectl config use-context "$ctx" >/dev/null
 
 kit_log "adding $KIT_NODES kwok fake nodes"
