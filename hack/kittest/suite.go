@@ -155,9 +155,37 @@ func RequireReconciler(bin, name string) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(names, name) {
-		return fmt.Errorf("%s=%s: the controller has no Reconciler of that name (it has: %s); register yours in the tier's reconcilers map first (the lesson's \"Your own Reconciler\")",
-			ReconcilerEnv, name, strings.Join(names, ", "))
+	if slices.Contains(names, name) {
+		return nil
 	}
-	return nil
+	for _, known := range names {
+		if editDistance(name, known) <= 2 {
+			return fmt.Errorf("%s=%s: the controller has no Reconciler of that name; did you mean %s? (it has: %s)",
+				ReconcilerEnv, name, known, strings.Join(names, ", "))
+		}
+	}
+	return fmt.Errorf("%s=%s: the controller has no Reconciler of that name (it has: %s); register yours in the tier's reconcilers map first (the lesson's \"Your own Reconciler\")",
+		ReconcilerEnv, name, strings.Join(names, ", "))
+}
+
+// editDistance is the number of single-letter insertions, deletions and
+// substitutions that turn a into b (Levenshtein), for spotting a typo.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

@@ -66,6 +66,9 @@ func TestRequireReconcilerStopsAtAnUnknownName(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "RECONCILER=mine") || !strings.Contains(err.Error(), "reference, stub") {
 		t.Errorf("RequireReconciler(mine) = %v; want an error naming RECONCILER=mine and the Reconcilers the controller has", err)
 	}
+	if err := RequireReconciler(bin, "stbu"); err == nil || !strings.Contains(err.Error(), "did you mean stub?") {
+		t.Errorf("RequireReconciler(stbu) = %v; want an error asking \"did you mean stub?\"", err)
+	}
 }
 
 func TestReconcilerDefaultsToTheReference(t *testing.T) {

@@ -98,7 +98,7 @@ func startControllerAs(t *testing.T, sa string, args ...string) *kittest.Process
 	args = append(flags, args...)
 	p := kittest.StartProcess(t, "workqueue-example", suite.Bin, args...)
 	t.Cleanup(func() {
-		p.RequireNoLine(t, `"Starting workers"`, "forbidden", "the controller was refused by the API server: config/rbac lacks a permission it uses")
+		p.RequireNoLine(t, `"Starting workers"`, "forbidden", "the API server refused the controller a request (forbidden): it asked for a verb or resource that config/rbac does not grant (the api: lines of make check say which)")
 	})
 	return p
 }

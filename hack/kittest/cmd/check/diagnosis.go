@@ -22,6 +22,7 @@ const logLines = 6
 // parent test, so the folders of the test and of each parent are read; a log
 // that shown already (in shown) is only named. root shortens the paths it prints.
 func printDiagnosis(w io.Writer, root, logDir, test string, shown map[string]bool) {
+	// shown also holds the kinds of refusal already explained (see printRefusals).
 	if logDir == "" {
 		return
 	}
@@ -42,13 +43,15 @@ func printDiagnosis(w io.Writer, root, logDir, test string, shown map[string]boo
 				fmt.Fprintf(w, "      |   %s\n", line)
 			}
 		}
-		printRefusals(w, refusedRequests(filepath.Join(dir, kittest.APIErrorsFile)))
+		printRefusals(w, refusedRequests(filepath.Join(dir, kittest.APIErrorsFile)), shown)
 	}
 }
 
 // printRefusals prints refused requests one line per kind of refusal (code,
-// verb, resource), with how often it happened, the objects, and its hint.
-func printRefusals(w io.Writer, refused []kittest.AuditEntry) {
+// verb, resource), with how often it happened, the objects, and its hint; a kind
+// already explained under an earlier check (recorded in explained) gets no hint
+// again, so one mistake that fails many checks is explained once.
+func printRefusals(w io.Writer, refused []kittest.AuditEntry, explained map[string]bool) {
 	type kind struct{ code, verb, resource string }
 	var order []kind
 	count := map[kind]int{}
@@ -66,8 +69,14 @@ func printRefusals(w io.Writer, refused []kittest.AuditEntry) {
 		}
 	}
 	for _, k := range order {
-		fmt.Fprintf(w, "      api:    %s: %s %s, %d times (%s)\n              %s\n",
-			k.code, k.verb, k.resource, count[k], strings.Join(objects[k], ", "), refusalHint(first[k]))
+		fmt.Fprintf(w, "      api:    %s: %s %s, %d times (%s)\n", k.code, k.verb, k.resource, count[k], strings.Join(objects[k], ", "))
+		key := "refusal " + k.code + " " + k.verb + " " + k.resource
+		if explained[key] {
+			fmt.Fprintf(w, "              (explained above)\n")
+			continue
+		}
+		explained[key] = true
+		fmt.Fprintf(w, "              %s\n", refusalHint(first[k]))
 	}
 }
 

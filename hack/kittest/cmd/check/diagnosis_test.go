@@ -15,7 +15,7 @@ func TestRefusalsArePrintedOncePerKindWithTheirHint(t *testing.T) {
 		{Code: 403, Verb: "update", Resource: "pods", Namespace: "ns", Name: "web-1"},
 		{Code: 409, Verb: "update", APIGroup: "apps", Resource: "deployments", Namespace: "ns", Name: "web"},
 	}
-	printRefusals(&out, refused)
+	printRefusals(&out, refused, map[string]bool{})
 	got := out.String()
 	for _, want := range []string{
 		"403 Forbidden: update pods, 3 times (ns/web-1, ns/web-2)",
@@ -41,5 +41,16 @@ func TestTellingLinesArePreferablyErrors(t *testing.T) {
 	lines, what = tellingLines("I1 a\nI2 b\n")
 	if len(lines) != 2 || !strings.Contains(what, "no error") {
 		t.Errorf("tellingLines of a log without errors = %q, %q; want its last lines", lines, what)
+	}
+}
+
+func TestFailureLinesKeepAVerdictThatMentionsARestart(t *testing.T) {
+	res := &result{output: []string{
+		"    foo_test.go:10: started controller: /tmp/x --flag",
+		"    foo_test.go:20: the restarted controller wrote to Foo web although nothing changed:",
+	}}
+	got := failureLines(res, false)
+	if len(got) != 1 || !strings.Contains(got[0], "restarted controller wrote") {
+		t.Errorf("failureLines = %q; want only the verdict line", got)
 	}
 }

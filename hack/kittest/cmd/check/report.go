@@ -122,9 +122,11 @@ func failureLines(res *result, verbose bool) []string {
 	}
 	var lines []string
 	testLine := regexp.MustCompile(`^\s+\w+_test\.go:\d+: `)
+	// kittest's own lines (a controller started, the namespace's events, a log's
+	// tail) carry no verdict; the diagnosis below shows the logs.
+	bookkeeping := regexp.MustCompile(`^\s+\w+_test\.go:\d+: (started \S+: |events in namespace |last lines of )`)
 	for i, line := range res.output {
-		if !testLine.MatchString(line) || strings.Contains(line, "started ") || strings.Contains(line, "events in namespace") ||
-			strings.Contains(line, "last lines of") {
+		if !testLine.MatchString(line) || bookkeeping.MatchString(line) {
 			continue
 		}
 		lines = append(lines, strings.TrimSpace(line))
