@@ -37,7 +37,7 @@ func TestFooCreatesOwnedDeploymentAndReportsAvailableReplicas(t *testing.T) {
 		t.Errorf("Deployment web has replicas %v, want 2", d.Spec.Replicas)
 	}
 
-	kittest.Eventually(t, deadline, "2 pods of web running on nodes", func(ctx context.Context) (bool, error) {
+	kittest.Eventually(t, deadline, "2 running Pods labelled app.kubernetes.io/instance=web", func(ctx context.Context) (bool, error) {
 		n, err := runningPods(ctx, cs, ns, "web")
 		return n == 2, err
 	})
