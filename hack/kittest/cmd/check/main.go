@@ -1,7 +1,8 @@
 // Command check runs one lesson's conformance suite (its tier's e2e tests)
 // against the Reconciler you choose and prints one line per behaviour: PASS or
-// FAIL, the behaviour in plain words and, for a failure, a hint and the lesson
-// section to reread. `make check LESSON=2 RECONCILER=stub` at the repository root
+// FAIL, the behaviour in plain words and, for a failure, a hint, what the check
+// relies on, the lesson section to reread, and its cause: the controller's log
+// and the requests the API server refused. `make check LESSON=2 RECONCILER=stub` at the repository root
 // runs it; see `make help`.
 //
 //	check -lesson 2 -reconciler stub
@@ -11,10 +12,10 @@
 //
 // The files, in reading order: lessons.go (the table of lessons and exercises,
 // the one place that names them), suite.go (runs `go test -json` in the tier and
-// reads each test's outcome), report.go (one line per check), solution.go
-// (builds a tier with a solution patch laid over it), lane.go (make test's
-// steps per lesson) and contracts.go (every contract a check relies on is
-// stated in its lesson).
+// reads each test's outcome), report.go (one line per check), diagnosis.go (a
+// failing check's cause), solution.go (builds a tier with a solution patch laid
+// over it), lane.go (make test's steps per lesson) and contracts.go (every
+// contract a check relies on is stated in its lesson).
 package main
 
 import (
