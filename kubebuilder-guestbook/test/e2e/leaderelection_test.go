@@ -55,12 +55,16 @@ func TestLeaderElectionHandsOverAndTheOldLeaderExits(t *testing.T) {
 		return strings.Contains(first.Logs(), acquired), nil
 	})
 	second := startManager(t, "manager-b", operatorNS, leaseTimings...)
+	// manager-b must be trying for the Lease, or its not having it proves nothing.
+	kittest.Eventually(t, deadline, "manager-b to try for the Lease", func(context.Context) (bool, error) {
+		return len(second.Lines("Attempting to acquire leader lease")) > 0, nil
+	})
 
 	ns := kittest.Namespace(t, cs, "guestbook")
 	createGuestbook(t, c, ns, "shop", 1)
 	waitAvailable(t, c, ns, "shop", 1)
-	if strings.Contains(second.Logs(), acquired) {
-		t.Fatal("manager-b acquired the Lease while manager-a held it")
+	if err := second.CheckNoLine("Attempting to acquire leader lease", acquired, "manager-b acquired the Lease while manager-a held it"); err != nil {
+		t.Fatal(err)
 	}
 
 	first.Signal(syscall.SIGSTOP)
