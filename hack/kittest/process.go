@@ -171,25 +171,25 @@ func (p *Process) Lines(parts ...string) []string {
 }
 
 // RequireNoLine fails the test with the error of CheckNoLine.
-func (p *Process) RequireNoLine(t testing.TB, proof, unwanted, meaning string) {
+func (p *Process) RequireNoLine(t testing.TB, proof, meaning string, unwanted ...string) {
 	t.Helper()
-	if err := p.CheckNoLine(proof, unwanted, meaning); err != nil {
+	if err := p.CheckNoLine(proof, meaning, unwanted...); err != nil {
 		t.Error(err)
 	}
 }
 
 // CheckNoLine returns an error when the process's log has a line containing
-// unwanted (a refused request, a failed reconcile), saying what it means with
-// meaning. A check for an absent line passes on any log that lacks it, an empty
-// one included, so it first requires a line containing proof: one the process
-// writes once it is up (its startup line), without which the error says the log
-// proves nothing.
-func (p *Process) CheckNoLine(proof, unwanted, meaning string) error {
+// every one of unwanted (a refused request; a failed reconcile in one
+// namespace), saying what it means with meaning. A check for an absent line
+// passes on any log that lacks it, an empty one included, so it first requires a
+// line containing proof: one the process writes once it is up (its startup
+// line), without which the error says the log proves nothing.
+func (p *Process) CheckNoLine(proof, meaning string, unwanted ...string) error {
 	if len(p.Lines(proof)) == 0 {
 		return fmt.Errorf("%s's log has no line with %q, so it cannot show that %q never happened; its log ends with:\n%s",
-			p.Name, proof, unwanted, tail(p.Logs(), 20))
+			p.Name, proof, strings.Join(unwanted, " ... "), tail(p.Logs(), 20))
 	}
-	if lines := p.Lines(unwanted); len(lines) > 0 {
+	if lines := p.Lines(unwanted...); len(lines) > 0 {
 		return fmt.Errorf("%s: %s:\n%s", p.Name, meaning, strings.Join(lines, "\n"))
 	}
 	return nil

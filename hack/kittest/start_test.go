@@ -60,7 +60,7 @@ func TestCheckNoLineNeedsTheProofLineBeforeItTrustsAnAbsence(t *testing.T) {
 		{"never started", `echo 'loading the kubeconfig failed'`, "cannot show"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := exited(t, tc.script).CheckNoLine(`"Starting"`, "forbidden", "RBAC lacks a verb")
+			err := exited(t, tc.script).CheckNoLine(`"Starting"`, "RBAC lacks a verb", "forbidden")
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Errorf("CheckNoLine = %v, want nil", err)
@@ -68,5 +68,15 @@ func TestCheckNoLineNeedsTheProofLineBeforeItTrustsAnAbsence(t *testing.T) {
 				t.Errorf("CheckNoLine = %v, want an error with %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+func TestCheckNoLineWantsEveryPartOnOneLine(t *testing.T) {
+	p := exited(t, `echo '"Starting"'; echo '"Reconciler error" namespace=ns-b'`)
+	if err := p.CheckNoLine(`"Starting"`, "failed in ns-a", "Reconciler error", "ns-a"); err != nil {
+		t.Errorf("CheckNoLine(Reconciler error, ns-a) = %v; want nil, the only error is in ns-b", err)
+	}
+	if err := p.CheckNoLine(`"Starting"`, "failed in ns-b", "Reconciler error", "ns-b"); err == nil || !strings.Contains(err.Error(), "failed in ns-b") {
+		t.Errorf("CheckNoLine(Reconciler error, ns-b) = %v; want an error saying it failed in ns-b", err)
 	}
 }

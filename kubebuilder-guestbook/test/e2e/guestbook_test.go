@@ -52,7 +52,7 @@ func TestGuestbookOperator(t *testing.T) {
 	// subtest is done and before the manager is stopped.
 	t.Cleanup(func() {
 		// The shipped RBAC was enough for every subtest.
-		manager.RequireNoLine(t, "Starting manager", "forbidden", "the manager hit RBAC errors with the shipped role")
+		manager.RequireNoLine(t, "Starting manager", "the manager hit RBAC errors with the shipped role", "forbidden")
 	})
 
 	t.Run("BecomesAvailableAsPodsRunOnNodes", func(t *testing.T) {

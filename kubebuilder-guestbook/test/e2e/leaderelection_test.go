@@ -63,7 +63,7 @@ func TestLeaderElectionHandsOverAndTheOldLeaderExits(t *testing.T) {
 	ns := kittest.Namespace(t, cs, "guestbook")
 	createGuestbook(t, c, ns, "shop", 1)
 	waitAvailable(t, c, ns, "shop", 1)
-	if err := second.CheckNoLine("Attempting to acquire leader lease", acquired, "manager-b acquired the Lease while manager-a held it"); err != nil {
+	if err := second.CheckNoLine("Attempting to acquire leader lease", "manager-b acquired the Lease while manager-a held it", acquired); err != nil {
 		t.Fatal(err)
 	}
 

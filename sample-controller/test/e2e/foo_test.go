@@ -140,7 +140,7 @@ func TestDeletingFooGarbageCollectsDeployment(t *testing.T) {
 	if n := strings.Count(logs, "Foo is gone, nothing to do"); n != 1 {
 		t.Errorf("the controller logged the deletion %d times, want once", n)
 	}
-	controller.RequireNoLine(t, `"Connected; the API server serves Foos"`, "Reconcile failed", "the controller reported a failed reconcile around the deletion")
+	controller.RequireNoLine(t, `"Connected; the API server serves Foos"`, "the controller reported a failed reconcile around the deletion", "Reconcile failed")
 }
 
 func TestInvalidFooIsRejectedByTheAPINamingTheField(t *testing.T) {

@@ -111,7 +111,7 @@ func startController(t *testing.T, name, namespace string, extraArgs ...string) 
 	}, extraArgs...)
 	p := kittest.StartProcess(t, name, suite.Bin, args...)
 	t.Cleanup(func() {
-		p.RequireNoLine(t, `"Connected; the API server serves Foos"`, "forbidden", "the API server refused a request (forbidden): it asked for a verb or resource that config/rbac does not grant (the api: lines of make check say which)")
+		p.RequireNoLine(t, `"Connected; the API server serves Foos"`, "the API server refused a request (forbidden): it asked for a verb or resource that config/rbac does not grant (the api: lines of make check say which)", "forbidden")
 	})
 	return p
 }

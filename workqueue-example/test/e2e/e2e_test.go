@@ -98,7 +98,7 @@ func startControllerAs(t *testing.T, sa string, args ...string) *kittest.Process
 	args = append(flags, args...)
 	p := kittest.StartProcess(t, "workqueue-example", suite.Bin, args...)
 	t.Cleanup(func() {
-		p.RequireNoLine(t, `"Starting workers"`, "forbidden", "the API server refused the controller a request (forbidden): it asked for a verb or resource that config/rbac does not grant (the api: lines of make check say which)")
+		p.RequireNoLine(t, `"Starting workers"`, "the API server refused the controller a request (forbidden): it asked for a verb or resource that config/rbac does not grant (the api: lines of make check say which)", "forbidden")
 	})
 	return p
 }
@@ -168,7 +168,7 @@ func TestPodsGetAPhaseLabelThatFollowsThemToRunning(t *testing.T) {
 			"the controller wrote %d times, want once (web-1's label); write only when the label differs:\n%s",
 			len(writes), strings.Join(entryLines(writes), "\n"))
 	}
-	p.RequireNoLine(t, "Starting workers", "Reconcile failed", "reconciles failed")
+	p.RequireNoLine(t, "Starting workers", "reconciles failed", "Reconcile failed")
 }
 
 // controllerWrites returns the writes to Pods of namespace that the controller
@@ -211,7 +211,7 @@ func TestDeletedPodIsLoggedAsGoneWithoutErrorOrRetry(t *testing.T) {
 	kittest.Eventually(t, deadline, "a log line saying Pod p1 is gone", func(context.Context) (bool, error) {
 		return len(p.Lines(`"Pod is gone, nothing to do"`, `pod="`+ns+`/p1"`)) > 0, nil
 	})
-	p.RequireNoLine(t, "Starting workers", "Reconcile failed", "the deletion was treated as a failure (error or retry)")
+	p.RequireNoLine(t, "Starting workers", "the deletion was treated as a failure (error or retry)", "Reconcile failed")
 }
 
 func TestNamespacedRoleIsEnoughToReconcileOneNamespace(t *testing.T) {
@@ -225,7 +225,7 @@ func TestNamespacedRoleIsEnoughToReconcileOneNamespace(t *testing.T) {
 	kittest.Eventually(t, deadline, "Pod p1 to be reconciled", func(context.Context) (bool, error) {
 		return len(p.Lines(ns+"/p1")) > 0, nil
 	})
-	p.RequireNoLine(t, "Starting workers", "Reconcile failed", "reconciles failed")
+	p.RequireNoLine(t, "Starting workers", "reconciles failed", "Reconcile failed")
 }
 
 func TestShippedClusterRoleAllowsWatchingEveryNamespace(t *testing.T) {
