@@ -20,9 +20,8 @@ const logLines = 6
 // controller's log (see tellingLines), and each request the API server refused,
 // with what that refusal means. A subtest's controllers usually belong to its
 // parent test, so the folders of the test and of each parent are read; a log
-// that shown already (in shown) is only named. root shortens the paths it prints.
-func printDiagnosis(w io.Writer, root, logDir, test string, shown map[string]bool) {
-	// shown also holds the kinds of refusal already explained (see printRefusals).
+// that was shown already is only named. root shortens the paths it prints.
+func printDiagnosis(w io.Writer, root, logDir, test string, shown *shownSoFar) {
 	if logDir == "" {
 		return
 	}
@@ -31,11 +30,11 @@ func printDiagnosis(w io.Writer, root, logDir, test string, shown map[string]boo
 		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 		for _, log := range logs {
 			rel, _ := filepath.Rel(root, log)
-			if shown[log] {
+			if shown.logs[log] {
 				fmt.Fprintf(w, "      log:    %s (shown above)\n", rel)
 				continue
 			}
-			shown[log] = true
+			shown.logs[log] = true
 			data, _ := os.ReadFile(log)
 			lines, what := tellingLines(string(data))
 			fmt.Fprintf(w, "      log:    %s, %s:\n", rel, what)
@@ -43,8 +42,19 @@ func printDiagnosis(w io.Writer, root, logDir, test string, shown map[string]boo
 				fmt.Fprintf(w, "      |   %s\n", line)
 			}
 		}
-		printRefusals(w, refusedRequests(filepath.Join(dir, kittest.APIErrorsFile)), shown)
+		printRefusals(w, refusedRequests(filepath.Join(dir, kittest.APIErrorsFile)), shown.refusals)
 	}
+}
+
+// shownSoFar is what one report has already shown under an earlier failing
+// check: controller logs by path, and kinds of refused request (printRefusals).
+type shownSoFar struct {
+	logs, refusals map[string]bool
+}
+
+// newShownSoFar returns an empty shownSoFar for a new report.
+func newShownSoFar() *shownSoFar {
+	return &shownSoFar{logs: map[string]bool{}, refusals: map[string]bool{}}
 }
 
 // printRefusals prints refused requests one line per kind of refusal (code,
@@ -70,7 +80,7 @@ func printRefusals(w io.Writer, refused []kittest.AuditEntry, explained map[stri
 	}
 	for _, k := range order {
 		fmt.Fprintf(w, "      api:    %s: %s %s, %d times (%s)\n", k.code, k.verb, k.resource, count[k], strings.Join(objects[k], ", "))
-		key := "refusal " + k.code + " " + k.verb + " " + k.resource
+		key := k.code + " " + k.verb + " " + k.resource
 		if explained[key] {
 			fmt.Fprintf(w, "              (explained above)\n")
 			continue
@@ -84,7 +94,7 @@ func printRefusals(w io.Writer, refused []kittest.AuditEntry, explained map[stri
 // last error lines (klog's start with E and a digit, zap's carry ERROR), else its
 // last lines. It returns them and the words that say which they are.
 func tellingLines(log string) ([]string, string) {
-	lines := lastLines(log, -1)
+	lines := nonEmptyLines(log)
 	errorLines := slices.DeleteFunc(slices.Clone(lines), func(l string) bool {
 		klogError := len(l) > 1 && l[0] == 'E' && l[1] >= '0' && l[1] <= '9'
 		return !klogError && !strings.Contains(l, "\tERROR\t") && !strings.Contains(l, " ERROR ")
@@ -104,13 +114,9 @@ func testAndParents(test string) []string {
 	return names
 }
 
-// lastLines returns the last n non-empty lines of s, or all of them when n < 0.
-func lastLines(s string, n int) []string {
-	lines := slices.DeleteFunc(strings.Split(s, "\n"), func(l string) bool { return strings.TrimSpace(l) == "" })
-	if n < 0 {
-		return lines
-	}
-	return lines[max(0, len(lines)-n):]
+// nonEmptyLines returns the lines of s that hold more than white space.
+func nonEmptyLines(s string) []string {
+	return slices.DeleteFunc(strings.Split(s, "\n"), func(l string) bool { return strings.TrimSpace(l) == "" })
 }
 
 // refusedRequests reads an APIErrorsFile; nil when there is none.

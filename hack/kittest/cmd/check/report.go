@@ -14,7 +14,7 @@ import (
 // table does not describe, and a summary; it returns the exit code.
 func report(w io.Writer, root string, checks []check, results map[string]*result, o options) int {
 	passed, failed, problems := 0, 0, []string{}
-	shownLogs := map[string]bool{}
+	shown := newShownSoFar()
 	described := map[string]bool{}
 	for _, c := range checks {
 		described[c.Test] = true
@@ -36,7 +36,7 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 			for _, line := range failureLines(results[c.Test], o.verbose) {
 				fmt.Fprintf(w, "      | %s\n", line)
 			}
-			printDiagnosis(w, root, o.logDir, c.Test, shownLogs)
+			printDiagnosis(w, root, o.logDir, c.Test, shown)
 		case "skip":
 			if c.Exercise != "" {
 				fmt.Fprintf(w, "skip  exercise %s (EXERCISE=%s runs it)\n", c.Exercise, c.Exercise)
