@@ -2,15 +2,19 @@
 // keeps an owned Deployment at the Foo's replica count and reports the
 // Deployment's available replicas in the Foo's status.
 //
-// This file is the wiring: flags, clients, the missing-CRD check, informers,
-// events, leader election and signal handling. The loop is in pkg/controller.
-// Compare with k8s.io/sample-controller/main.go.
+// This file is the wiring: the command and its flags, clients, the missing-CRD
+// check, informers, events, leader election and signal handling. The loop is in
+// pkg/controller. The command starts the way kube-controller-manager does: a
+// cobra command run by k8s.io/component-base/cli, pflag flags in named sections,
+// "_" accepted for "-" in flag names, and component-base's logging flags (-v,
+// --vmodule). Compare with k8s.io/sample-controller/main.go (plain Go flags) and
+// with kubernetes' cmd/kube-controller-manager (docs/lessons/00-reading-kubernetes.md
+// reads it).
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -21,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -36,6 +41,12 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/component-base/cli"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/cli/globalflag"
+	"k8s.io/component-base/logs"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/component-base/term"
 	"k8s.io/klog/v2"
 
 	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
@@ -97,46 +108,95 @@ type options struct {
 	leaseDuration   time.Duration
 	renewDeadline   time.Duration
 	retryPeriod     time.Duration
+	// logs holds -v, --vmodule and the other logging flags (component-base's
+	// LoggingConfiguration, as kube-controller-manager has it).
+	logs *logsapi.LoggingConfiguration
 }
 
 func main() {
-	klog.InitFlags(nil)
-	var o options
-	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Empty: $KUBECONFIG, ~/.kube/config, then the in-cluster config.")
-	flag.StringVar(&o.namespace, "namespace", metav1.NamespaceAll, "Only watch Foos and Deployments in this namespace. Empty: all namespaces.")
-	flag.IntVar(&o.workers, "workers", 16, "How many Foos are reconciled in parallel (each mostly waits on the API server, so more than the CPU count helps).")
-	flag.Float64Var(&o.qps, "kube-api-qps", 200, "Sustained API requests per second this client allows itself (client-go's default of 5 makes a 1000-Foo burst take minutes).")
-	flag.IntVar(&o.burst, "kube-api-burst", 400, "API requests allowed in a burst above --kube-api-qps.")
-	flag.DurationVar(&o.resync, "resync", 0, "How often informers redeliver every cached object (0: never; events alone drive the loop).")
-	flag.StringVar(&o.reconciler, "reconciler", "reference", "Which Reconciler runs: reference (the kit's) or stub (logs only, your starting point); see reconcilers.")
-	flag.BoolVar(&o.listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit.")
-	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Take a Lease before reconciling, so only one of several replicas is active.")
-	// The Lease's place has kube-controller-manager's flag names (component-base's
-	// leader-election flags); the guestbook manager uses the same two.
-	flag.StringVar(&o.leaseNS, "leader-elect-resource-namespace", "", "Namespace of the leader-election Lease. Empty: $POD_NAMESPACE, else default.")
-	flag.StringVar(&o.leaseName, "leader-elect-resource-name", controller.ControllerName, "Name of the leader-election Lease.")
-	flag.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long other replicas wait after the leader's last renewal before taking over.")
-	flag.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps retrying a renewal before it gives up leadership (and exits).")
-	flag.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to take or renew the Lease.")
-	flag.Parse()
-	if o.listReconcilers {
-		fmt.Println(strings.Join(reconcilerNames(), "\n"))
-		return
+	// cli.Run is kube-controller-manager's main too: it makes flag names accept
+	// "_" for "-" (WordSepNormalizeFunc), adds the klog flags that are not
+	// already there, starts klog after the flags are parsed, and turns an error
+	// from RunE into exit code 1.
+	os.Exit(cli.Run(newCommand()))
+}
+
+// newCommand returns the cobra command that main runs, with its flags in
+// named sections printed by --help one section at a time. Compare with
+// NewControllerManagerCommand in kubernetes'
+// cmd/kube-controller-manager/app/controllermanager.go.
+func newCommand() *cobra.Command {
+	o := options{logs: logsapi.NewLoggingConfiguration()}
+	cmd := &cobra.Command{
+		Use: controller.ControllerName,
+		Long: `sample-controller keeps, for every Foo, an owned Deployment at the Foo's
+replica count and reports the Deployment's available replicas in the Foo's
+status. It is lesson 2 of controller-kit: docs/lessons/02-sample-controller.md.`,
+		// Like kube-controller-manager: flags only, no arguments.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("%q takes flags only, got the argument %q (see --help)", cmd.CommandPath(), args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.listReconcilers {
+				fmt.Fprintln(cmd.OutOrStdout(), strings.Join(reconcilerNames(), "\n"))
+				return nil
+			}
+			// Apply -v, --vmodule and the log format now that they are parsed;
+			// -v=1 then lists every flag with its value, as components do.
+			if err := logsapi.ValidateAndApply(o.logs, nil); err != nil {
+				return err
+			}
+			cliflag.PrintFlags(cmd.Flags())
+
+			// The first SIGINT/SIGTERM cancels ctx and starts a graceful
+			// shutdown; a second one kills the process at once.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			go func() {
+				<-ctx.Done()
+				stop()
+			}()
+			return run(ctx, o)
+		},
 	}
 
-	// The first SIGINT/SIGTERM cancels ctx and starts a graceful shutdown; a
-	// second one kills the process at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
+	var sections cliflag.NamedFlagSets
+	generic := sections.FlagSet("generic")
+	generic.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Empty: $KUBECONFIG, ~/.kube/config, then the in-cluster config.")
+	generic.StringVar(&o.namespace, "namespace", metav1.NamespaceAll, "Only watch Foos and Deployments in this namespace. Empty: all namespaces.")
+	generic.Float64Var(&o.qps, "kube-api-qps", 200, "Sustained API requests per second this client allows itself (client-go's default of 5 makes a 1000-Foo burst take minutes).")
+	generic.IntVar(&o.burst, "kube-api-burst", 400, "API requests allowed in a burst above --kube-api-qps.")
+	generic.DurationVar(&o.resync, "resync", 0, "How often informers redeliver every cached object (0: never; events alone drive the loop).")
 
-	if err := run(ctx, o); err != nil {
-		klog.ErrorS(err, "sample-controller failed")
-		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	// kube-controller-manager has a section per controller ("deployment
+	// controller" holds --concurrent-deployment-syncs); this is ours.
+	foo := sections.FlagSet("foo controller")
+	foo.IntVar(&o.workers, "workers", 16, "How many Foos are reconciled in parallel (each mostly waits on the API server, so more than the CPU count helps).")
+	foo.StringVar(&o.reconciler, "reconciler", "reference", "Which Reconciler runs: reference (the kit's) or stub (logs only, your starting point); see reconcilers.")
+	foo.BoolVar(&o.listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit.")
+
+	// kube-controller-manager's flag names (component-base's leader-election
+	// flags); the guestbook manager uses the same ones.
+	election := sections.FlagSet("leader election")
+	election.BoolVar(&o.leaderElect, "leader-elect", false, "Take a Lease before reconciling, so only one of several replicas is active.")
+	election.StringVar(&o.leaseNS, "leader-elect-resource-namespace", "", "Namespace of the leader-election Lease. Empty: $POD_NAMESPACE, else default.")
+	election.StringVar(&o.leaseName, "leader-elect-resource-name", controller.ControllerName, "Name of the leader-election Lease.")
+	election.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long other replicas wait after the leader's last renewal before taking over.")
+	election.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps retrying a renewal before it gives up leadership (and exits).")
+	election.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to take or renew the Lease.")
+
+	logsapi.AddFlags(o.logs, sections.FlagSet("logs"))
+	// --help, and any klog flag the logs section does not already have.
+	globalflag.AddGlobalFlags(sections.FlagSet("global"), cmd.Name(), logs.SkipLoggingConfigurationFlags())
+
+	for _, fs := range sections.FlagSets {
+		cmd.Flags().AddFlagSet(fs)
 	}
-	klog.Flush()
+	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
+	cliflag.SetUsageAndHelpFunc(cmd, sections, cols)
+	return cmd
 }
 
 // run starts the controller and returns when ctx is cancelled (nil) or when it

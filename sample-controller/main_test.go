@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -9,7 +10,68 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/component-base/cli"
 )
+
+// runCommand runs the command as main does (through component-base's cli)
+// with args, and returns what it printed to standard output.
+func runCommand(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := newCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs(args)
+	err := cli.RunNoErrOutput(cmd)
+	return out.String(), err
+}
+
+func TestFlagNamesAcceptUnderscoresForDashes(t *testing.T) {
+	for _, flag := range []string{"--list-reconcilers", "--list_reconcilers"} {
+		out, err := runCommand(t, flag)
+		if err != nil {
+			t.Fatalf("%s: %v", flag, err)
+		}
+		if out != "reference\nstub\n" {
+			t.Errorf("%s printed %q, want the Reconciler names one per line", flag, out)
+		}
+	}
+}
+
+func TestHelpPrintsTheFlagsInSections(t *testing.T) {
+	out, err := runCommand(t, "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each section holds one of its flags: --help is printed a section at a
+	// time, as kube-controller-manager's is.
+	for section, flag := range map[string]string{
+		"Generic flags:":         "--kube-api-qps",
+		"Foo controller flags:":  "--reconciler",
+		"Leader election flags:": "--leader-elect-lease-duration",
+		"Logs flags:":            "--vmodule",
+		"Global flags:":          "--help",
+	} {
+		at := strings.Index(out, section)
+		if at < 0 {
+			t.Errorf("--help has no section %q:\n%s", section, out)
+			continue
+		}
+		rest := out[at+len(section):]
+		if next := strings.Index(rest, " flags:\n"); next >= 0 {
+			rest = rest[:next]
+		}
+		if !strings.Contains(rest, flag) {
+			t.Errorf("--help's section %q does not list %s", section, flag)
+		}
+	}
+}
+
+func TestArgumentsAreRefused(t *testing.T) {
+	_, err := runCommand(t, "foo")
+	if err == nil || !strings.Contains(err.Error(), "takes flags only") {
+		t.Errorf("an argument gave the error %v, want one saying the command takes flags only", err)
+	}
+}
 
 func TestCheckFooCRDNamesTheFixWhenCRDIsMissing(t *testing.T) {
 	client := kubefake.NewClientset()
