@@ -21,6 +21,7 @@ package v1
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -78,9 +79,16 @@ func (v *GuestbookValidator) ValidateCreate(_ context.Context, gb *webappv1.Gues
 	return warnings, nil
 }
 
-// ValidateUpdate rejects an update to a spec the children cannot carry, with an
-// error naming the field.
-func (v *GuestbookValidator) ValidateUpdate(_ context.Context, _, gb *webappv1.Guestbook) (admission.Warnings, error) {
+// ValidateUpdate rejects an update that changes the spec to one the children
+// cannot carry, with an error naming the field. An update to a Guestbook that is
+// being deleted, or one that leaves the spec as it was (a label, a finalizer),
+// is always admitted: a spec stored while this webhook was off must not keep the
+// operator from adding or removing its finalizer, which would leave the
+// Guestbook, and its namespace, Terminating for ever.
+func (v *GuestbookValidator) ValidateUpdate(_ context.Context, old, gb *webappv1.Guestbook) (admission.Warnings, error) {
+	if !gb.DeletionTimestamp.IsZero() || equality.Semantic.DeepEqual(old.Spec, gb.Spec) {
+		return nil, nil
+	}
 	if errs := webappv1.ValidateSpec(&gb.Spec); len(errs) > 0 {
 		return nil, invalid(gb, errs)
 	}
