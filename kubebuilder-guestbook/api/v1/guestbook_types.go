@@ -94,14 +94,16 @@ const (
 )
 
 // ComponentStatus is what the operator last observed of one component's Deployment.
+// Its fields have no omitempty: 0 Pods is an observation too, stored as 0, so
+// the FRONTEND and FOLLOWERS printer columns show 0 instead of a blank.
 type ComponentStatus struct {
 	// replicas is the number of Pods the component should run.
 	// +optional
-	Replicas int32 `json:"replicas,omitempty"`
+	Replicas int32 `json:"replicas"`
 
 	// availableReplicas is the number of the component's Pods that are available.
 	// +optional
-	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
+	AvailableReplicas int32 `json:"availableReplicas"`
 }
 
 // GuestbookStatus is the observed state of a Guestbook.

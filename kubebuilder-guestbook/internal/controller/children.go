@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -112,10 +113,22 @@ func (r *GuestbookReconciler) ensureChildren(ctx context.Context, gb *webappv1.G
 	return deployments, nil
 }
 
+// guestbookNameOf returns the name of the Guestbook a child's name belongs to:
+// "shop" for "shop-frontend", "shop-redis-leader" or "shop-redis-follower".
+func guestbookNameOf(child string) (string, bool) {
+	for _, suffix := range []string{webappv1.FrontendSuffix, webappv1.RedisLeaderSuffix, webappv1.RedisFollowerSuffix} {
+		if name, ok := strings.CutSuffix(child, suffix); ok && name != "" {
+			return name, true
+		}
+	}
+	return "", false
+}
+
 // ensureChild creates obj, or updates it if set changes any field the Reconciler
 // owns. CreateOrUpdate reads obj from the cache and compares it before and after
 // set, so an object already in shape costs no write. An object of the same name
-// that this Guestbook does not control is left alone (never adopted).
+// that this Guestbook does not control is left alone: the kit never adopts (it
+// may be someone else's, and a removed owner reference is a person's decision).
 func (r *GuestbookReconciler) ensureChild(ctx context.Context, gb *webappv1.Guestbook, obj client.Object, set func()) error {
 	kind := kindOf(obj)
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, obj, func() error {
@@ -163,16 +176,27 @@ func setDeployment(d *appsv1.Deployment, gb *webappv1.Guestbook, c component) {
 	}
 }
 
-// setService writes the fields the Reconciler owns into s. Every port field is
-// set explicitly so the API server has nothing to default in them.
+// setService writes the fields the Reconciler owns into s: its labels, selector
+// and port. Every port field the API server would default is set explicitly;
+// the one it assigns, nodePort (when someone made the Service a NodePort or
+// LoadBalancer), is kept. The rest of the spec (type, clusterIP, ipFamilies,
+// sessionAffinity, ...) is the API server's or the user's: the Reconciler never
+// sets it, so a Service switched to NodePort by hand stays one.
 func setService(s *corev1.Service, gb *webappv1.Guestbook, c component) {
 	s.Labels = withLabels(s.Labels, c.labels(gb))
 	s.Spec.Selector = c.selector(gb)
+	var nodePort int32
+	for _, p := range s.Spec.Ports {
+		if p.Name == c.portName {
+			nodePort = p.NodePort
+		}
+	}
 	s.Spec.Ports = []corev1.ServicePort{{
 		Name:       c.portName,
 		Protocol:   corev1.ProtocolTCP,
 		Port:       c.port,
 		TargetPort: intstr.FromString(c.portName),
+		NodePort:   nodePort,
 	}}
 }
 

@@ -23,16 +23,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -69,7 +71,7 @@ const (
 	// schema or the webhook refused it).
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonChildConflict: a child's name is taken by an object this Guestbook
-	// does not control.
+	// does not control (someone else's, or one whose owner reference was removed).
 	ReasonChildConflict = "ChildConflict"
 	// ReasonReconcileError: an API call failed; the reconcile is retried.
 	ReasonReconcileError = "ReconcileError"
@@ -79,11 +81,6 @@ const (
 // can remove the Guestbook's directory entry before the API server lets the object
 // go. Owner references cannot do that: the entry lives in another namespace.
 const FinalizerName = "webapp.controller-kit.dev/directory-entry"
-
-// conflictRetry is how long the Reconciler waits before looking again at a
-// Guestbook whose child it does not own: a person has to resolve that, and the
-// Reconciler gets no event when they do.
-const conflictRetry = time.Minute
 
 // GuestbookReconciler is the reference Reconciler: it keeps a Guestbook's Redis
 // leader, Redis followers and frontend (a Deployment and a Service each) in the
@@ -135,6 +132,8 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 
 	// 2. Being deleted: clean up what owner references cannot, then let it go.
+	// A Guestbook that is going away gets no new children, updates or events,
+	// even when one of its children was deleted meanwhile.
 	if !gb.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, &gb)
 	}
@@ -164,9 +163,16 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	deployments, err := r.ensureChildren(ctx, &gb)
 	var notOwned *notOwnedError
 	switch {
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		// The namespace is being deleted, the Guestbook with it: the refusal
+		// is the end of the work, not an error to retry or to report.
+		log.Info("Namespace is terminating, nothing more to create")
+		return ctrl.Result{}, nil
 	case errors.As(err, &notOwned):
+		// A person has to resolve this; the watch by name (NewControllerBuilder)
+		// brings the change that does.
 		setBlocked(&gb, ReasonChildConflict, notOwned.Error())
-		return ctrl.Result{RequeueAfter: conflictRetry}, r.updateStatus(ctx, &gb, oldStatus)
+		return ctrl.Result{}, r.updateStatus(ctx, &gb, oldStatus)
 	case err != nil:
 		setBlocked(&gb, ReasonReconcileError, err.Error())
 		return ctrl.Result{}, errors.Join(err, r.updateStatus(ctx, &gb, oldStatus))
@@ -210,15 +216,45 @@ func (r *GuestbookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // NewControllerBuilder is the plumbing every Guestbook Reconciler shares: a
-// controller named "guestbook" that reconciles a Guestbook when it changes (For)
-// and when one of the Deployments or Services it controls changes (Owns: the
-// event is mapped to the owner's key through the controller reference).
+// controller named "guestbook" that reconciles a Guestbook when it changes (For),
+// when one of the Deployments or Services it controls changes (Owns: the event
+// is mapped to the owner's key through the controller reference), and when a
+// Deployment or Service carrying one of its children's names but not its
+// controller reference changes (Watches: mapped by name, see byChildName).
 func NewControllerBuilder(mgr ctrl.Manager) *ctrl.Builder {
+	byName := handler.EnqueueRequestsFromMapFunc(byChildName(mgr.GetCache()))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&webappv1.Guestbook{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
+		Watches(&appsv1.Deployment{}, byName).
+		Watches(&corev1.Service{}, byName).
 		Named("guestbook")
+}
+
+// byChildName maps a Deployment or Service that no Guestbook controls to the
+// Guestbook whose child's name it carries, if that Guestbook exists. Owns cannot
+// see such an object: someone removed its owner reference, or it was there
+// before the Guestbook. The Guestbook reports the conflict (ChildConflict), and
+// through this mapping it sees each change to the object, including the delete
+// that resolves the conflict. The kit never adopts such an object: it may be
+// someone else's, and taking it over would hide that.
+func byChildName(guestbooks client.Reader) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		if ref := metav1.GetControllerOfNoCopy(obj); ref != nil && ref.Kind == "Guestbook" &&
+			ref.APIVersion == webappv1.GroupVersion.String() {
+			return nil // Owns queues it
+		}
+		name, ok := guestbookNameOf(obj.GetName())
+		if !ok {
+			return nil
+		}
+		key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}
+		if err := guestbooks.Get(ctx, key, &webappv1.Guestbook{}); err != nil {
+			return nil // no such Guestbook: the name is a coincidence
+		}
+		return []reconcile.Request{{NamespacedName: key}}
+	}
 }
 
 // ignoreConflict turns a write conflict into success: a conflict means the

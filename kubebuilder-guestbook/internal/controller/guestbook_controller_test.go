@@ -31,6 +31,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -252,6 +253,35 @@ func TestGuestbookStatusFollowsDeploymentsThroughStatusSubresource(t *testing.T)
 	}
 }
 
+// The zero-columns case: 0 Pods is stored as 0, not left out, so kubectl's
+// FRONTEND and FOLLOWERS columns show 0 instead of a blank.
+func TestGuestbookWithZeroReplicasStoresZeroCounts(t *testing.T) {
+	ns := newNamespace(t)
+	gb := &webappv1.Guestbook{ObjectMeta: metav1.ObjectMeta{Name: "idle", Namespace: ns}}
+	gb.Spec.Frontend.Replicas = ptr.To[int32](0)
+	gb.Spec.Redis.FollowerReplicas = ptr.To[int32](0)
+	if err := k8sClient.Create(context.Background(), gb); err != nil {
+		t.Fatalf("creating Guestbook: %v", err)
+	}
+	waitForChildren(t, ns, "idle")
+	waitForCondition(t, ns, "idle", webappv1.ConditionAvailable, metav1.ConditionFalse, "ComponentsUnavailable")
+
+	// Read as kubectl does, without the Go type that would fill in a zero.
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(webappv1.GroupVersion.WithKind("Guestbook"))
+	if err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "idle"}, u); err != nil {
+		t.Fatal(err)
+	}
+	for _, component := range []string{"frontend", "redisFollower"} {
+		for _, field := range []string{"replicas", "availableReplicas"} {
+			v, found, err := unstructured.NestedInt64(u.Object, "status", component, field)
+			if !found || err != nil || v != 0 {
+				t.Errorf("status.%s.%s = %d (present: %t, err: %v); want it stored as 0", component, field, v, found, err)
+			}
+		}
+	}
+}
+
 func TestGuestbookAtSteadyStateMakesNoWrites(t *testing.T) {
 	ns := newNamespace(t)
 	createGuestbook(t, ns, "shop")
@@ -373,6 +403,59 @@ func TestGuestbookLeavesChildItDoesNotOwnAlone(t *testing.T) {
 	if len(d.OwnerReferences) != 0 || d.Spec.Template.Spec.Containers[0].Image != "registry.example/theirs:v1" {
 		t.Errorf("the Deployment the Guestbook does not own was changed: owners %v, image %s",
 			d.OwnerReferences, d.Spec.Template.Spec.Containers[0].Image)
+	}
+}
+
+// The lost-ownership case: a child whose owner reference someone removed is no
+// longer the Guestbook's (the kit never adopts), and each change to it still
+// reaches the Guestbook through the watch by name, up to the delete that lets
+// the Guestbook create its own child again.
+func TestGuestbookNoticesChildThatLostItsOwnerReference(t *testing.T) {
+	ns := newNamespace(t)
+	createGuestbook(t, ns, "shop")
+	waitForChildren(t, ns, "shop")
+	for _, child := range children("shop") {
+		makeAvailable(t, ns, child)
+	}
+	waitForCondition(t, ns, "shop", webappv1.ConditionAvailable, metav1.ConditionTrue, "AllComponentsAvailable")
+	ctx := context.Background()
+	frontend := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop-frontend"}}
+
+	// kubectl patch deployment shop-frontend --type=json -p '[{"op":"remove","path":"/metadata/ownerReferences"}]'
+	removeOwners := client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/ownerReferences"}]`))
+	if err := k8sClient.Patch(ctx, frontend, removeOwners); err != nil {
+		t.Fatalf("removing the owner references: %v", err)
+	}
+	gb := waitForCondition(t, ns, "shop", webappv1.ConditionDegraded, metav1.ConditionTrue, ReasonChildConflict)
+	if msg := meta.FindStatusCondition(gb.Status.Conditions, webappv1.ConditionDegraded).Message; !strings.Contains(msg, "Deployment shop-frontend") {
+		t.Errorf("Degraded message %q does not name Deployment shop-frontend", msg)
+	}
+
+	// kubectl scale deployment shop-frontend --replicas=4: no owner reference
+	// leads from it to the Guestbook any more, its name does.
+	reconciles := reconciled.get(ns)
+	if err := k8sClient.Patch(ctx, frontend, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":4}}`))); err != nil {
+		t.Fatalf("scaling by hand: %v", err)
+	}
+	eventually(t, "a reconcile of the Guestbook after its former child was scaled", func(context.Context) (bool, error) {
+		return reconciled.get(ns) > reconciles, nil
+	})
+	var d appsv1.Deployment
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(frontend), &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.OwnerReferences) != 0 || ptr.Deref(d.Spec.Replicas, 0) != 4 {
+		t.Errorf("the Deployment that lost its owner was written to: owners %v, replicas %d; want it left alone (never adopted)",
+			d.OwnerReferences, ptr.Deref(d.Spec.Replicas, 0))
+	}
+
+	// Deleting it resolves the conflict at once, not at a periodic retry.
+	if err := k8sClient.Delete(ctx, frontend); err != nil {
+		t.Fatal(err)
+	}
+	waitForCondition(t, ns, "shop", webappv1.ConditionDegraded, metav1.ConditionFalse, "AsExpected")
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(frontend), &d); err != nil || !metav1.IsControlledBy(&d, gb) {
+		t.Errorf("Deployment shop-frontend after the conflict was resolved: get = %v, owners %v; want one the Guestbook controls", err, d.OwnerReferences)
 	}
 }
 

@@ -47,8 +47,8 @@ import (
 // The envtest suite: a real kube-apiserver and etcd (the kit's own builds, no
 // kube-controller-manager, so no garbage collector and no Deployment controller),
 // the CRD from config/crd/bases, and the reference Reconciler in a manager, with
-// its writes (written), reconciles (reconciled) and events (recorder) kept per
-// namespace.
+// its writes (written), reconciles (reconciled), the errors Reconcile returned
+// (failed) and events (recorder) kept per namespace.
 
 // operatorNamespace holds the directory ConfigMap in this suite.
 const operatorNamespace = "guestbook-operator"
@@ -60,6 +60,7 @@ var (
 	restConfig *rest.Config      // the API server's address and credentials
 	written    = &writeLog{}     // every write of the Reconciler, per namespace
 	reconciled = &perNamespace{} // every reconcile, per namespace
+	failed     = &perNamespace{} // every reconcile that returned an error, per namespace
 	recorder   = &testRecorder{}
 )
 
@@ -133,7 +134,11 @@ func runSuite(m *testing.M) int {
 	}
 	counted := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		reconciled.add(req.Namespace)
-		return reconciler.Reconcile(ctx, req)
+		res, err := reconciler.Reconcile(ctx, req)
+		if err != nil {
+			failed.add(req.Namespace)
+		}
+		return res, err
 	})
 	if err := NewControllerBuilder(mgr).Complete(counted); err != nil {
 		panic(err)
@@ -149,7 +154,7 @@ func runSuite(m *testing.M) int {
 	return code
 }
 
-// perNamespace counts reconciles per namespace.
+// perNamespace counts reconciles (or failed ones) per namespace.
 type perNamespace struct {
 	mu sync.Mutex
 	n  map[string]int
@@ -186,6 +191,19 @@ func (r *testRecorder) Eventf(regarding, _ runtime.Object, eventType, reason, _,
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, event{obj.GetNamespace(), obj.GetName(), eventType, reason, fmt.Sprintf(note, args...)})
+}
+
+// count returns how many events were recorded in namespace, of any reason.
+func (r *testRecorder) count(namespace string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events {
+		if e.namespace == namespace {
+			n++
+		}
+	}
+	return n
 }
 
 // in returns the events recorded in namespace with the given reason.

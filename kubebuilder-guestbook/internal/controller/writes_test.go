@@ -19,6 +19,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -27,6 +28,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,6 +37,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
 )
 
 // How the suite sees the Reconciler's writes: the manager's client is wrapped by
@@ -237,5 +241,145 @@ func TestWriteLogRecordsEveryWriteInItsNamespace(t *testing.T) {
 	}
 	if got := log.in(""); len(got) != 0 {
 		t.Errorf("writes recorded without a namespace: %q; want none", got)
+	}
+}
+
+// The server-assigned-fields case: a frontend Service switched to NodePort by
+// hand gets a nodePort from the API server. Neither the type nor the nodePort is
+// the Reconciler's, so it leaves both alone: reconciling five times costs no
+// Service write and no Updated event, and nodePort, clusterIP and the
+// resourceVersion stay as they were.
+func TestGuestbookLeavesServiceSwitchedToNodePortAlone(t *testing.T) {
+	ns := newNamespace(t)
+	createGuestbook(t, ns, "shop")
+	waitForChildren(t, ns, "shop")
+	for _, child := range children("shop") {
+		makeAvailable(t, ns, child)
+	}
+	waitForCondition(t, ns, "shop", webappv1.ConditionAvailable, metav1.ConditionTrue, "AllComponentsAvailable")
+	ctx := context.Background()
+	writes := len(written.in(ns))
+
+	// kubectl patch service shop-frontend -p '{"spec":{"type":"NodePort"}}'
+	key := types.NamespacedName{Namespace: ns, Name: "shop-frontend"}
+	var before corev1.Service
+	before.Namespace, before.Name = key.Namespace, key.Name
+	if err := k8sClient.Patch(ctx, &before, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"type":"NodePort"}}`))); err != nil {
+		t.Fatalf("switching the Service to NodePort: %v", err)
+	}
+	if before.Spec.Ports[0].NodePort == 0 || before.Spec.ClusterIP == "" {
+		t.Fatalf("the API server assigned no nodePort or clusterIP: %+v", before.Spec)
+	}
+
+	// Five reconciles, each queued by an annotation on the Guestbook.
+	for i := range 5 {
+		reconciles := reconciled.get(ns)
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"example.com/touched":"%d"}}}`, i)
+		gb := &webappv1.Guestbook{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}
+		if err := k8sClient.Patch(ctx, gb, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			t.Fatalf("annotating the Guestbook: %v", err)
+		}
+		eventually(t, "one more reconcile", func(context.Context) (bool, error) {
+			return reconciled.get(ns) > reconciles, nil
+		})
+	}
+
+	if extra := written.in(ns)[writes:]; len(extra) > 0 {
+		t.Errorf("the Reconciler wrote after the Service became a NodePort: %s; want no write", strings.Join(extra, ", "))
+	}
+	if got := recorder.in(ns, ReasonUpdated); len(got) > 0 {
+		t.Errorf("Updated events = %v; want none", got)
+	}
+	var after corev1.Service
+	if err := k8sClient.Get(ctx, key, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after.Spec.Type != corev1.ServiceTypeNodePort || after.Spec.Ports[0].NodePort != before.Spec.Ports[0].NodePort ||
+		after.Spec.ClusterIP != before.Spec.ClusterIP || after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("Service after the reconciles: type %s, nodePort %d, clusterIP %s, resourceVersion %s; want %s, %d, %s, %s as set by hand",
+			after.Spec.Type, after.Spec.Ports[0].NodePort, after.Spec.ClusterIP, after.ResourceVersion,
+			before.Spec.Type, before.Spec.Ports[0].NodePort, before.Spec.ClusterIP, before.ResourceVersion)
+	}
+}
+
+// Every field the API server defaults in a child is one the setters leave as it
+// is: run on a stored child (defaulted, and a Service switched to NodePort by
+// hand), setDeployment and setService change nothing, so CreateOrUpdate, which
+// compares the object before and after them, sends no write. The test first
+// checks that the server did default the fields it names, so it cannot pass
+// against objects that lack them.
+func TestSettersLeaveServerDefaultedFieldsAlone(t *testing.T) {
+	ns := newNamespace(t)
+	createGuestbook(t, ns, "shop")
+	waitForChildren(t, ns, "shop")
+	ctx := context.Background()
+	nodePort := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"type":"NodePort"}}`))
+	if err := k8sClient.Patch(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop-frontend"}}, nodePort); err != nil {
+		t.Fatalf("switching the Service to NodePort: %v", err)
+	}
+	gb, err := getGuestbook(ctx, ns, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, c := range components(gb) {
+		key := types.NamespacedName{Namespace: ns, Name: gb.Name + c.suffix}
+		var d appsv1.Deployment
+		if err := k8sClient.Get(ctx, key, &d); err != nil {
+			t.Fatal(err)
+		}
+		pod, ct := d.Spec.Template.Spec, d.Spec.Template.Spec.Containers[0]
+		defaulted := map[string]bool{
+			"strategy":                      d.Spec.Strategy.RollingUpdate != nil,
+			"revisionHistoryLimit":          d.Spec.RevisionHistoryLimit != nil,
+			"progressDeadlineSeconds":       d.Spec.ProgressDeadlineSeconds != nil,
+			"terminationGracePeriodSeconds": pod.TerminationGracePeriodSeconds != nil,
+			"dnsPolicy":                     pod.DNSPolicy != "",
+			"restartPolicy":                 pod.RestartPolicy != "",
+			"schedulerName":                 pod.SchedulerName != "",
+			"securityContext":               pod.SecurityContext != nil,
+			"imagePullPolicy":               ct.ImagePullPolicy != "",
+			"terminationMessagePath":        ct.TerminationMessagePath != "",
+		}
+		expectDefaulted(t, "Deployment "+key.Name, defaulted)
+		set := d.DeepCopy()
+		setDeployment(set, gb, c)
+		if !equality.Semantic.DeepEqual(&d, set) {
+			t.Errorf("setDeployment changes the stored Deployment %s; want it equal. Stored spec:\n%+v\nafter setDeployment:\n%+v", key.Name, d.Spec, set.Spec)
+		}
+
+		var s corev1.Service
+		if err := k8sClient.Get(ctx, key, &s); err != nil {
+			t.Fatal(err)
+		}
+		defaulted = map[string]bool{
+			"clusterIP":             s.Spec.ClusterIP != "",
+			"type":                  s.Spec.Type != "",
+			"sessionAffinity":       s.Spec.SessionAffinity != "",
+			"ipFamilies":            len(s.Spec.IPFamilies) > 0,
+			"ipFamilyPolicy":        s.Spec.IPFamilyPolicy != nil,
+			"internalTrafficPolicy": s.Spec.InternalTrafficPolicy != nil,
+		}
+		if s.Spec.Type == corev1.ServiceTypeNodePort {
+			defaulted["nodePort"] = s.Spec.Ports[0].NodePort != 0
+			defaulted["externalTrafficPolicy"] = s.Spec.ExternalTrafficPolicy != ""
+		}
+		expectDefaulted(t, "Service "+key.Name, defaulted)
+		setS := s.DeepCopy()
+		setService(setS, gb, c)
+		if !equality.Semantic.DeepEqual(&s, setS) {
+			t.Errorf("setService changes the stored Service %s; want it equal. Stored spec:\n%+v\nafter setService:\n%+v", key.Name, s.Spec, setS.Spec)
+		}
+	}
+}
+
+// expectDefaulted fails the test for each field of what that the API server was
+// expected to fill in and did not.
+func expectDefaulted(t *testing.T, what string, fields map[string]bool) {
+	t.Helper()
+	for _, field := range slices.Sorted(maps.Keys(fields)) {
+		if !fields[field] {
+			t.Errorf("%s: the API server did not fill in %s; this test relies on it", what, field)
+		}
 	}
 }
