@@ -107,7 +107,7 @@ V ?=
 CHECK := $(KIT_OUT)/bin/check
 
 .PHONY: check
-check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCILER=stub|reference|<yours>.
+check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCILER=stub|reference|<yours> (LESSON=0: its exercises).
 	@go build -o "$(CHECK)" ./hack/kittest/cmd/check
 	@# The arguments first, so a typo never waits for a cluster to start.
 	@"$(CHECK)" -validate -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)"
@@ -140,9 +140,9 @@ vet: ## gofmt and go vet every module of the workspace, e2e suites included.
 	@echo ">> gofmt -l"
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt would change these files; run gofmt -w on them:" >&2; echo "$$out" >&2; exit 1; fi
 	@# Each tier's test/e2e is a module of its own, and ./<tier>/... stops at a
-	@# module's edge: the e2e modules are named one by one.
-	@echo ">> go vet -tags e2e ($(TIERS), their test/e2e modules, hack/kittest)"
-	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) $(addsuffix /test/e2e,$(TIERS)) hack/kittest))
+	@# module's edge: the e2e modules are named one by one, and so is lesson 0's.
+	@echo ">> go vet -tags e2e ($(TIERS), their test/e2e modules, workqueue-example/test/lesson0, hack/kittest)"
+	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) $(addsuffix /test/e2e,$(TIERS)) workqueue-example/test/lesson0 hack/kittest))
 	@echo ">> go vet -tags e2e_kind (kubebuilder-guestbook/test/e2e: kubebuilder's kind suite)"
 	@go vet -tags e2e_kind ./kubebuilder-guestbook/test/e2e/...
 	@echo ">> go vet (hack/bench, outside the workspace)"
@@ -172,7 +172,7 @@ test-e2e-cluster: ## The cluster's own e2e checks (hack/kittest): nodes, a Deplo
 	@cd hack/kittest && go test -tags e2e -count=1 -timeout 10m ./...
 
 .PHONY: test-checks
-test-checks: ## The checks stay honest: each lesson's stub fails exactly the checks marked StubFails (lessons in parallel).
+test-checks: ## The checks stay honest: each lesson's stub fails exactly the checks marked StubFails (lesson 0: the tier as shipped fails its exercises; lessons in parallel).
 	@hack/test-lessons.sh --stub
 
 .PHONY: test-solutions

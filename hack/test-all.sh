@@ -88,7 +88,7 @@ hack/local-down.sh >/dev/null
 hack/local-up.sh
 KUBECONFIG="$KIT_KUBECONFIG" make --no-print-directory test-e2e-cluster
 
-step "5/5 lessons 1-3 (e2e suites, checks against the stubs, exercise solutions), with the bench smoke run beside them"
+step "5/5 lessons 0-3 (e2e suites, checks against the stubs, exercise solutions), with the bench smoke run beside them"
 # The smoke run proves the bench harness still builds and drives every scenario,
 # so it cannot rot unnoticed (N=5, a 5 s idle window; the table is not checked).
 # It starts after local-up: clusters are created one at a time.

@@ -4,12 +4,14 @@
 # `check -lesson N -lane STEPS` (hack/kittest/cmd/check/lane.go), which runs its
 # steps one after another, so a lesson never has two controllers at once:
 #
-#   --e2e       the tier's e2e suite with its reference Reconciler (make -C <tier> test-e2e)
+#   --e2e       the tier's e2e suite with its reference Reconciler (make -C <tier> test-e2e);
+#               lesson 0 has none (its checks are exercises on lesson 1's tier)
 #   --stub      make check against the stub: exactly the checks marked StubFails fail
+#               (lesson 0: the tier as shipped fails both of its exercises)
 #   --solution  each exercise's reference solution (docs/solutions) passes every check,
 #               and the tier's reference fails the exercise's checks
 #
-#   hack/test-lessons.sh --e2e --stub --solution [1 2 3]   # what make test runs
+#   hack/test-lessons.sh --e2e --stub --solution [0 1 2 3]   # what make test runs
 #
 # Each lane writes its output to _output/lesson-N.log and prints a line per finished
 # step; a lane that fails prints its log. Exit code 0 when every lane passed.
@@ -28,7 +30,7 @@ for arg in "$@"; do
 		;;
 	esac
 done
-[ ${#lessons[@]} -gt 0 ] || lessons=(1 2 3)
+[ ${#lessons[@]} -gt 0 ] || lessons=(0 1 2 3)
 if [ ${#steps[@]} -eq 0 ]; then
 	echo "test-lessons.sh: nothing to run; pass --e2e, --stub and/or --solution" >&2
 	exit 2

@@ -58,7 +58,7 @@ func checkTable(root string, l *lesson) ([]check, error) {
 	}
 	defer os.RemoveAll(tmp)
 	out := filepath.Join(tmp, "checks.json")
-	cmd := exec.Command("go", "test", "-tags", "e2e", "-count=1", "-run", "^$", "./test/e2e/...")
+	cmd := exec.Command("go", "test", "-tags", "e2e", "-count=1", "-run", "^$", "./"+l.suiteDir()+"/...")
 	cmd.Dir = filepath.Join(root, l.tier)
 	cmd.Env = append(os.Environ(), kittest.ChecksOutEnv+"="+out, kittest.ChecksOnlyEnv+"=1")
 	if output, err := cmd.CombinedOutput(); err != nil {

@@ -16,8 +16,10 @@ import (
 // test keeps it in _output/lesson-N.log); one progress line per finished step
 // goes to standard error. It returns 0 when every step passed, else 1.
 //
-//   - e2e: the tier's e2e suite passes with the reference Reconciler (make test-e2e).
-//   - stub: the stub fails exactly the checks its table marks StubFails.
+//   - e2e: the tier's e2e suite passes with the reference Reconciler (make test-e2e);
+//     a lesson whose checks are all exercises has none.
+//   - stub: the stub fails exactly the checks its table marks StubFails (for a
+//     lesson whose checks are all exercises: the tier as shipped fails them).
 //   - solution: each exercise's reference solution passes every check, and the
 //     reference Reconciler fails the exercise's own checks (so they can fail).
 //
@@ -35,6 +37,10 @@ func runLane(o options, w io.Writer) (int, error) {
 		var what string
 		switch step {
 		case "e2e":
+			if lesson.onlyExercises {
+				fmt.Fprintf(w, "lesson %s has no e2e suite of its own: its checks are exercises (steps stub and solution)\n", lesson.number)
+				continue
+			}
 			what = "the e2e suite passes with the reference"
 			ok = runE2E(o.root, lesson, w)
 		case "stub":

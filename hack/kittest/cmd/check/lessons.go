@@ -18,8 +18,35 @@ type lesson struct {
 	main string
 	// doc is the lesson file, from the repository root.
 	doc string
+	// suite is the folder of the lesson's check suite, relative to the tier;
+	// empty means the tier's conformance suite, test/e2e.
+	suite string
 	// exercises go beyond the reference Reconciler; each has a reference solution.
 	exercises []exercise
+	// onlyExercises marks a lesson whose checks are all exercises, with no
+	// Reconciler of its own to check: make check runs every exercise's check
+	// unless EXERCISE or SOLUTION names one, its stub step holds them to their
+	// StubFails marks, and it has no e2e step (lesson 0 adds flags to lesson
+	// 1's tier, whose suite lesson 1 runs).
+	onlyExercises bool
+}
+
+// suiteDir returns the folder of the lesson's check suite, relative to the tier.
+func (l *lesson) suiteDir() string {
+	if l.suite == "" {
+		return "test/e2e"
+	}
+	return l.suite
+}
+
+// exerciseNames returns the names of the lesson's exercises, comma-separated,
+// as EXERCISE= takes them.
+func (l *lesson) exerciseNames() string {
+	var names []string
+	for _, e := range l.exercises {
+		names = append(names, e.name)
+	}
+	return strings.Join(names, ",")
 }
 
 // exercise is one exercise of a lesson with a check of its own (skipped unless
@@ -37,6 +64,8 @@ type exercise struct {
 // lessons is the table. A new lesson or exercise is a new entry here (and its
 // suite's check table); nothing else in the checker names one.
 var lessons = []lesson{
+	{number: "0", tier: "workqueue-example", main: ".", suite: "test/lesson0", doc: "docs/lessons/00-reading-kubernetes.md",
+		exercises: []exercise{{name: "profile"}, {name: "pprof"}}, onlyExercises: true},
 	{number: "1", tier: "workqueue-example", main: ".", doc: "docs/lessons/01-workqueue.md",
 		exercises: []exercise{{name: "configmaps"}}},
 	{number: "2", tier: "sample-controller", main: ".", doc: "docs/lessons/02-sample-controller.md",

@@ -42,7 +42,7 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.root, "root", ".", "the repository root (holds go.work)")
-	flag.StringVar(&o.lesson, "lesson", "", "the lesson to check: 1, 2 or 3")
+	flag.StringVar(&o.lesson, "lesson", "", "the lesson to check: 0, 1, 2 or 3")
 	flag.StringVar(&o.reconciler, "reconciler", kittest.DefaultReconciler, "the Reconciler to check: stub, reference, or a name you registered in the tier")
 	flag.StringVar(&o.exercise, "exercise", "", "also run the checks of this exercise beyond the reference (see the lesson's Exercises)")
 	flag.StringVar(&o.solution, "solution", "", "build the tier with the reference solution docs/solutions/<lesson>/<name>.patch applied (to copies; the tier is not changed)")

@@ -87,6 +87,9 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 	if o.solution != "" && o.exercise == "" {
 		o.exercise = o.solution // a solution is checked with its exercise's checks
 	}
+	if lesson.onlyExercises && o.exercise == "" {
+		o.exercise = lesson.exerciseNames() // the lesson's checks are its exercises
+	}
 	if o.solution != "" {
 		overlay, err := writeOverlay(root, patchPath, patch, tmp)
 		if err != nil {
@@ -108,7 +111,7 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 	if o.run != "" {
 		args = append(args, "-run", o.run)
 	}
-	cmd := exec.Command("go", append(args, "./test/e2e/...")...)
+	cmd := exec.Command("go", append(args, "./"+lesson.suiteDir()+"/...")...)
 	cmd.Dir, cmd.Env = tierDir, env
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
