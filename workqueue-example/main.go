@@ -395,7 +395,7 @@ func (r *StubReconciler) Reconcile(ctx context.Context, key string) error {
 }
 
 // PhaseLabelReconciler is the reference Reconciler: it keeps the PhaseLabel on every
-// Pod equal to the Pod's phase, so the loop visibly closes. Its own write causes
+// Pod that is not being deleted equal to the Pod's phase, so the loop visibly closes. Its own write causes
 // another update event; that reconcile finds the label right and writes nothing.
 // It needs RBAC to get, list, watch and patch Pods.
 type PhaseLabelReconciler struct {
@@ -406,7 +406,7 @@ type PhaseLabelReconciler struct {
 }
 
 // Reconcile patches the PhaseLabel of one Pod when it differs from the phase, and
-// does nothing when it matches or the Pod is gone. It returns an error when the key
+// does nothing when it matches or the Pod is gone or being deleted. It returns an error when the key
 // is malformed or the patch fails for another reason than the Pod being gone.
 func (r *PhaseLabelReconciler) Reconcile(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
@@ -425,7 +425,15 @@ func (r *PhaseLabelReconciler) Reconcile(ctx context.Context, key string) error 
 		return fmt.Errorf("reading Pod %s from the cache: %w", key, err)
 	}
 
-	// 2. Compare desired with actual, and write only when they differ: every write
+	// 2. A Pod that is going away gets no more writes. Once deletionTimestamp is
+	// set (kubectl delete, or its namespace being deleted), a label on it helps no
+	// one, and the patch would race the deletion.
+	if pod.DeletionTimestamp != nil {
+		logger.Info("Pod is being deleted, nothing to do", "pod", klog.KObj(pod))
+		return nil
+	}
+
+	// 3. Compare desired with actual, and write only when they differ: every write
 	// is an API request, and every write that changes the Pod comes back as an event.
 	phase := string(pod.Status.Phase)
 	if current, ok := pod.Labels[PhaseLabel]; ok && current == phase {
@@ -433,7 +441,7 @@ func (r *PhaseLabelReconciler) Reconcile(ctx context.Context, key string) error 
 		return nil
 	}
 
-	// 3. Patch just the label. (Objects from the cache are shared with every other
+	// 4. Patch just the label. (Objects from the cache are shared with every other
 	// reader: never modify them; send the change to the API server instead.)
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"labels": map[string]string{PhaseLabel: phase}},

@@ -352,6 +352,11 @@ func TestPhaseLabelReconcilerWritesOnlyWhenTheLabelDiffers(t *testing.T) {
 		pod.Status.Phase = corev1.PodRunning
 		return pod
 	}
+	deleting := func(pod *corev1.Pod) *corev1.Pod {
+		pod.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		pod.Finalizers = []string{"controller-kit.dev/test"}
+		return pod
+	}
 	tests := []struct {
 		name      string
 		inCache   *corev1.Pod // nil: the informer has seen the deletion
@@ -365,6 +370,7 @@ func TestPhaseLabelReconcilerWritesOnlyWhenTheLabelDiffers(t *testing.T) {
 		{name: "label stale", inCache: running(map[string]string{PhaseLabel: "Pending"}), inAPI: running(map[string]string{PhaseLabel: "Pending"}), wantPatch: true, wantLabel: "Running"},
 		{name: "label matches the phase", inCache: running(map[string]string{PhaseLabel: "Running"}), inAPI: running(map[string]string{PhaseLabel: "Running"}), wantLabel: "Running"},
 		{name: "Pod gone from the cache", inCache: nil, inAPI: nil},
+		{name: "Pod being deleted, label stale", inCache: deleting(running(map[string]string{PhaseLabel: "Pending"})), inAPI: deleting(running(map[string]string{PhaseLabel: "Pending"})), wantLabel: "Pending"},
 		{name: "Pod deleted after the cache read", inCache: running(nil), inAPI: nil, wantPatch: true},
 		{name: "patch refused", inCache: running(nil), inAPI: running(nil), patchErr: errors.New("injected: etcd unavailable"), wantPatch: true, wantErr: true},
 	}

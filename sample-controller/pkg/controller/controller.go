@@ -14,6 +14,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -43,6 +44,26 @@ type Controller struct {
 	synced []cache.InformerSynced
 	// foos tells the Deployment handler whether a Deployment's owner still exists.
 	foos foolisters.FooLister
+	// fooIndexer is the Foo informer's cache, indexed by DeploymentNameIndex, so
+	// the Deployment handler finds the Foos that name a Deployment even when the
+	// Deployment has lost its owner reference.
+	fooIndexer cache.Indexer
+}
+
+// DeploymentNameIndex names the Foo informer's index from "namespace/deploymentName"
+// to the Foos whose spec.deploymentName names that Deployment. Compare with the
+// indexers that kube-controller-manager's controllers add with AddIndexers, for
+// example the Pod controller-ref index in pkg/controller/controller_utils.go.
+const DeploymentNameIndex = "spec.deploymentName"
+
+// deploymentNameIndexFunc is DeploymentNameIndex's function: one value per Foo,
+// its namespace and spec.deploymentName.
+func deploymentNameIndexFunc(obj interface{}) ([]string, error) {
+	foo, ok := obj.(*samplev1alpha1.Foo)
+	if !ok {
+		return nil, fmt.Errorf("indexing %T by spec.deploymentName: not a Foo", obj)
+	}
+	return []string{foo.Namespace + "/" + foo.Spec.DeploymentName}, nil
 }
 
 // New returns a Controller that reconciles Foos with r. It registers event
@@ -57,10 +78,15 @@ func New(ctx context.Context, foos fooinformers.FooInformer, deployments appsinf
 			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "foos"},
 		),
-		synced: []cache.InformerSynced{foos.Informer().HasSynced, deployments.Informer().HasSynced},
-		foos:   foos.Lister(),
+		synced:     []cache.InformerSynced{foos.Informer().HasSynced, deployments.Informer().HasSynced},
+		foos:       foos.Lister(),
+		fooIndexer: foos.Informer().GetIndexer(),
 	}
 	logger := klog.FromContext(ctx)
+
+	if err := foos.Informer().AddIndexers(cache.Indexers{DeploymentNameIndex: deploymentNameIndexFunc}); err != nil {
+		return nil, fmt.Errorf("adding the Foo index %s: %w", DeploymentNameIndex, err)
+	}
 
 	// Every change to a Foo, including its deletion, means "look at this Foo again".
 	if _, err := foos.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -73,18 +99,23 @@ func New(ctx context.Context, foos fooinformers.FooInformer, deployments appsinf
 		return nil, fmt.Errorf("adding the Foo event handler: %w", err)
 	}
 
-	// A change to a Deployment means "look at the Foo that owns it again", so
-	// drift (kubectl scale, a rollout, a deletion) is corrected without polling.
+	// A change to a Deployment means "look at the Foos it concerns again", so
+	// drift (kubectl scale, a rollout, a deletion, a removed owner reference) is
+	// corrected or reported without polling.
 	if _, err := deployments.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj interface{}) { c.enqueueOwner(logger, obj) },
+		AddFunc: func(obj interface{}) { c.enqueueFoosOf(logger, obj, true) },
 		UpdateFunc: func(old, cur interface{}) {
+			oldD, curD := old.(*appsv1.Deployment), cur.(*appsv1.Deployment)
 			// A periodic resync redelivers objects that did not change; skip them.
-			if old.(*appsv1.Deployment).ResourceVersion == cur.(*appsv1.Deployment).ResourceVersion {
+			if oldD.ResourceVersion == curD.ResourceVersion {
 				return
 			}
-			c.enqueueOwner(logger, cur)
+			// A Foo that does not control the Deployment only cares whether it
+			// exists and who controls it, not about its rollout's status.
+			naming := oldD.Generation != curD.Generation || !equality.Semantic.DeepEqual(oldD.OwnerReferences, curD.OwnerReferences)
+			c.enqueueFoosOf(logger, cur, naming)
 		},
-		DeleteFunc: func(obj interface{}) { c.enqueueOwner(logger, obj) },
+		DeleteFunc: func(obj interface{}) { c.enqueueFoosOf(logger, obj, true) },
 	}); err != nil {
 		return nil, fmt.Errorf("adding the Deployment event handler: %w", err)
 	}
@@ -172,10 +203,17 @@ func (c *Controller) enqueueFoo(obj interface{}) {
 	c.queue.Add(key)
 }
 
-// enqueueOwner adds the Foo that controls a Deployment to the queue. Deployments
-// without a Foo as their controller are not this controller's business, and
-// neither are those whose Foo is gone: the garbage collector is deleting them.
-func (c *Controller) enqueueOwner(logger klog.Logger, obj interface{}) {
+// enqueueFoosOf adds to the queue the Foos a Deployment concerns: the Foo that
+// controls it (its owner reference) and, when naming is true, every Foo whose
+// spec.deploymentName names it. The second kind matters when the Deployment is
+// not, or no longer, this controller's: someone removed its owner reference, or
+// it was never ours. Those Foos must hear of it being created, changed or
+// deleted, so that they report the conflict at once and create their own
+// Deployment as soon as the foreign one is gone; the caller passes naming=false
+// for a change to the Deployment's status alone, which concerns only its
+// controller. A Deployment whose controlling Foo is gone is not queued for it:
+// the garbage collector is deleting it.
+func (c *Controller) enqueueFoosOf(logger klog.Logger, obj interface{}, naming bool) {
 	object, ok := obj.(metav1.Object)
 	if !ok {
 		// A deletion the informer did not see happen arrives as a tombstone
@@ -191,17 +229,32 @@ func (c *Controller) enqueueOwner(logger klog.Logger, obj interface{}) {
 			return
 		}
 	}
-	ref := metav1.GetControllerOf(object)
-	if ref == nil || ref.Kind != "Foo" || ref.APIVersion != samplev1alpha1.SchemeGroupVersion.String() {
+
+	// The controller: a Foo of the same name but another UID is queued too: it
+	// may be waiting for this Deployment of its deleted predecessor to be
+	// garbage-collected.
+	if ref := metav1.GetControllerOf(object); ref != nil && ref.Kind == "Foo" && ref.APIVersion == samplev1alpha1.SchemeGroupVersion.String() {
+		if foo, err := c.foos.Foos(object.GetNamespace()).Get(ref.Name); err == nil {
+			logger.V(4).Info("Deployment changed; enqueueing its Foo", "deployment", klog.KObj(object), "foo", klog.KObj(foo))
+			c.queue.Add(cache.ObjectName{Namespace: foo.Namespace, Name: foo.Name})
+		} else {
+			logger.V(4).Info("Ignoring a Deployment whose Foo is gone", "deployment", klog.KObj(object), "foo", ref.Name)
+		}
+	}
+
+	// The Foos that name it, owner or not. Queueing the controller twice is
+	// harmless: the queue holds each key once.
+	if !naming {
 		return
 	}
-	// A Foo of the same name but another UID is queued too: it may be waiting
-	// for this Deployment of its deleted predecessor to be garbage-collected.
-	foo, err := c.foos.Foos(object.GetNamespace()).Get(ref.Name)
+	foos, err := c.fooIndexer.ByIndex(DeploymentNameIndex, object.GetNamespace()+"/"+object.GetName())
 	if err != nil {
-		logger.V(4).Info("Ignoring a Deployment whose Foo is gone", "deployment", klog.KObj(object), "foo", ref.Name)
+		utilruntime.HandleError(fmt.Errorf("looking up the Foos that name Deployment %s/%s: %w", object.GetNamespace(), object.GetName(), err))
 		return
 	}
-	logger.V(4).Info("Deployment changed; enqueueing its Foo", "deployment", klog.KObj(object), "foo", klog.KObj(foo))
-	c.queue.Add(cache.ObjectName{Namespace: foo.Namespace, Name: foo.Name})
+	for _, obj := range foos {
+		foo := obj.(*samplev1alpha1.Foo)
+		logger.V(4).Info("Deployment changed; enqueueing a Foo that names it", "deployment", klog.KObj(object), "foo", klog.KObj(foo))
+		c.queue.Add(cache.ObjectName{Namespace: foo.Namespace, Name: foo.Name})
+	}
 }

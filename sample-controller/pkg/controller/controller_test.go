@@ -15,20 +15,27 @@ import (
 	foolisters "github.com/controller-kit/controller-kit/sample-controller/pkg/generated/listers/samplecontroller/v1alpha1"
 )
 
-// TestDeploymentEventsEnqueueOwningFoo checks the Deployment handler: a change
-// to an owned Deployment (even one seen only as a deletion tombstone) queues
-// its Foo (also when that Foo replaced the Deployment's deleted owner of the
-// same name); a Deployment no Foo controls, or whose Foo is gone, queues nothing.
-func TestDeploymentEventsEnqueueOwningFoo(t *testing.T) {
+// TestDeploymentEventsEnqueueFoosOfTheDeployment checks the Deployment handler:
+// a change to an owned Deployment (even one seen only as a deletion tombstone)
+// queues its Foo (also when that Foo replaced the Deployment's deleted owner of
+// the same name); so does a change to a Deployment that a Foo names but does not
+// control (its owner reference was removed, or it was never ours). A Deployment
+// no Foo controls or names, or whose Foo is gone, queues nothing.
+func TestDeploymentEventsEnqueueFoosOfTheDeployment(t *testing.T) {
 	foo := newFoo("test", ptr.To[int32](1))
 	owned := newDeployment(foo)
-	foreign := owned.DeepCopy()
-	foreign.OwnerReferences = nil
+	lostOwner := owned.DeepCopy()
+	lostOwner.OwnerReferences = nil
+	unnamed := lostOwner.DeepCopy()
+	unnamed.Name = "nobody-names-me"
 	orphan := newDeployment(newFoo("gone", ptr.To[int32](1)))
 	ofReplacedFoo := owned.DeepCopy()
 	ofReplacedFoo.OwnerReferences[0].UID = "uid-of-an-earlier-foo-test"
 	want := cache.ObjectName{Namespace: foo.Namespace, Name: foo.Name}
-	fooIndexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	fooIndexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{
+		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
+		DeploymentNameIndex:  deploymentNameIndexFunc,
+	})
 	if err := fooIndexer.Add(foo); err != nil {
 		t.Fatal(err)
 	}
@@ -36,24 +43,31 @@ func TestDeploymentEventsEnqueueOwningFoo(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		obj  interface{}
-		want []cache.ObjectName
+		// statusOnly: the event is an update of the Deployment's status alone.
+		statusOnly bool
+		want       []cache.ObjectName
 	}{
-		{"owned Deployment", owned, []cache.ObjectName{want}},
-		{"tombstone of an owned Deployment", cache.DeletedFinalStateUnknown{Key: "default/test-deployment", Obj: owned}, []cache.ObjectName{want}},
-		{"Deployment without a Foo controller", foreign, nil},
-		{"Deployment whose Foo is deleted", orphan, nil},
-		{"Deployment of an earlier Foo of the same name", ofReplacedFoo, []cache.ObjectName{want}},
-		{"tombstone of something else", cache.DeletedFinalStateUnknown{Key: "default/x", Obj: "not an object"}, nil},
+		{"owned Deployment", owned, false, []cache.ObjectName{want}},
+		{"status of an owned Deployment", owned, true, []cache.ObjectName{want}},
+		{"tombstone of an owned Deployment", cache.DeletedFinalStateUnknown{Key: "default/test-deployment", Obj: owned}, false, []cache.ObjectName{want}},
+		{"Deployment that lost its owner reference", lostOwner, false, []cache.ObjectName{want}},
+		{"status of a Deployment that lost its owner reference", lostOwner, true, nil},
+		{"tombstone of a Deployment that lost its owner reference", cache.DeletedFinalStateUnknown{Key: "default/test-deployment", Obj: lostOwner}, false, []cache.ObjectName{want}},
+		{"Deployment no Foo controls or names", unnamed, false, nil},
+		{"Deployment whose Foo is deleted", orphan, false, nil},
+		{"Deployment of an earlier Foo of the same name", ofReplacedFoo, false, []cache.ObjectName{want}},
+		{"tombstone of something else", cache.DeletedFinalStateUnknown{Key: "default/x", Obj: "not an object"}, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logger, _ := ktesting.NewTestContext(t)
 			c := &Controller{
-				queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()),
-				foos:  foolisters.NewFooLister(fooIndexer),
+				queue:      workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()),
+				foos:       foolisters.NewFooLister(fooIndexer),
+				fooIndexer: fooIndexer,
 			}
 			defer c.queue.ShutDown()
 
-			c.enqueueOwner(logger, tc.obj)
+			c.enqueueFoosOf(logger, tc.obj, !tc.statusOnly)
 
 			var got []cache.ObjectName
 			for c.queue.Len() > 0 {

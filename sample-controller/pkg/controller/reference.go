@@ -61,8 +61,10 @@ type FooReconciler struct {
 var _ Reconciler = (*FooReconciler)(nil)
 
 // Reconcile brings one Foo's Deployment and status in line with its spec. It
-// returns an error (so the key is retried with backoff) when an API call fails
-// or the Deployment name is taken by a Deployment this Foo does not control.
+// returns an error (so the key is retried with backoff) only when an API call
+// fails. A Foo that is gone or being deleted, a Foo whose namespace is
+// terminating, an invalid spec and a Deployment name taken by a Deployment this
+// Foo does not control are all logged and return nil: retrying would not help.
 func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) error {
 	logger := klog.FromContext(ctx)
 
@@ -77,7 +79,18 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 		return fmt.Errorf("reading Foo %s from the cache: %w", key, err)
 	}
 
-	// 2. Refuse a spec we cannot act on. The CRD schema already rejects these,
+	// 2. A Foo that is going away gets nothing new. Once deletionTimestamp is set
+	// (kubectl delete --cascade=foreground, or a finalizer holding the Foo), the
+	// garbage collector is deleting its Deployment: creating it again would
+	// race the collector, start Pods that are killed at once and record events
+	// about a Foo nobody wants. No child, no event, no status. Each step of the
+	// collection queues the Foo again, so this line is logged only at -v=2.
+	if foo.DeletionTimestamp != nil {
+		logger.V(2).Info("Foo is being deleted, nothing to do")
+		return nil
+	}
+
+	// 3. Refuse a spec we cannot act on. The CRD schema already rejects these,
 	// but objects stored before the schema was tightened are not revalidated.
 	// Retrying would not help, so one Warning event and no error.
 	if field, problem := validateSpec(foo); field != "" {
@@ -86,11 +99,18 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 		return nil
 	}
 
-	// 3. Create the Deployment if it does not exist.
+	// 4. Create the Deployment if it does not exist.
 	name := foo.Spec.DeploymentName
 	deployment, err := r.Deployments.Deployments(foo.Namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		deployment, err = r.KubeClient.AppsV1().Deployments(foo.Namespace).Create(ctx, newDeployment(foo), metav1.CreateOptions{FieldManager: ControllerName})
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			// The namespace is being deleted, and the Foo with it: the API
+			// server refuses every create there, for good. That is the end of
+			// the work, not a failure to retry.
+			logger.Info("Namespace is terminating; not creating the Deployment", "deployment", klog.KRef(foo.Namespace, name))
+			return nil
+		}
 		if err != nil {
 			// AlreadyExists lands here too when our cache lags behind: the
 			// retry reads the Deployment from the cache and carries on.
@@ -102,15 +122,20 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 		return fmt.Errorf("reading Deployment %s/%s from the cache: %w", foo.Namespace, name, err)
 	}
 
-	// 4. Never touch a Deployment this Foo does not control: someone else made
-	// it, and adopting or changing it could break their workload.
+	// 5. Never touch a Deployment this Foo does not control: someone else made
+	// it, or removed our owner reference from it, and adopting or changing it
+	// could break their workload. The kit never adopts. Report the conflict and
+	// stop claiming the Deployment's Pods in the status. No error: retrying
+	// would change nothing, and every change to that Deployment (its deletion
+	// included) queues this Foo again through DeploymentNameIndex.
 	if !metav1.IsControlledBy(deployment, foo) {
 		r.Recorder.Eventf(foo, corev1.EventTypeWarning, ReasonErrResourceExists,
 			"Deployment %s already exists and is not controlled by this Foo; delete that Deployment, or recreate the Foo with another deploymentName", name)
-		return fmt.Errorf("deployment %s/%s exists and is not controlled by Foo %s", foo.Namespace, name, key)
+		logger.V(2).Info("Deployment is not controlled by this Foo; leaving it alone", "deployment", klog.KObj(deployment))
+		return r.updateStatus(ctx, foo, samplev1alpha1.FooStatus{ObservedGeneration: foo.Generation})
 	}
 
-	// 5. Correct replica drift (someone ran kubectl scale, or the Foo changed).
+	// 6. Correct replica drift (someone ran kubectl scale, or the Foo changed).
 	// Objects from the cache are shared: change a copy, never the original.
 	want := desiredReplicas(foo)
 	if deployment.Spec.Replicas == nil || *deployment.Spec.Replicas != want {
@@ -128,23 +153,28 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 		r.Recorder.Eventf(foo, corev1.EventTypeNormal, ReasonDeploymentScaled, "Scaled Deployment %s: spec.replicas %s -> %d", name, from, want)
 	}
 
-	// 6. Report what we observed, through the status subresource and only
-	// when it changed. The API server would store nothing for an identical
-	// status, but only after authenticating, admitting and decoding the
-	// request: with many Foos that is a steady load for nothing.
-	status := samplev1alpha1.FooStatus{
+	// 7. Report what we observed.
+	return r.updateStatus(ctx, foo, samplev1alpha1.FooStatus{
 		AvailableReplicas:  deployment.Status.AvailableReplicas,
 		ObservedGeneration: foo.Generation,
-	}
+	})
+}
+
+// updateStatus writes status to the Foo through the status subresource, and only
+// when it differs from the Foo's. The API server would store nothing for an
+// identical status, but only after authenticating, admitting and decoding the
+// request: with many Foos that is a steady load for nothing.
+func (r *FooReconciler) updateStatus(ctx context.Context, foo *samplev1alpha1.Foo, status samplev1alpha1.FooStatus) error {
 	if foo.Status == status {
 		return nil
 	}
+	// Objects from the cache are shared: change a copy, never the original.
 	updated := foo.DeepCopy()
 	updated.Status = status
 	if _, err := r.FooClient.SamplecontrollerV1alpha1().Foos(foo.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: ControllerName}); err != nil {
-		return fmt.Errorf("updating the status of Foo %s: %w", key, err)
+		return fmt.Errorf("updating the status of Foo %s: %w", klog.KObj(foo), err)
 	}
-	logger.V(2).Info("Updated Foo status", "availableReplicas", status.AvailableReplicas, "observedGeneration", status.ObservedGeneration)
+	klog.FromContext(ctx).V(2).Info("Updated Foo status", "availableReplicas", status.AvailableReplicas, "observedGeneration", status.ObservedGeneration)
 	return nil
 }
 
@@ -171,7 +201,7 @@ func desiredReplicas(foo *samplev1alpha1.Foo) int32 {
 
 // newDeployment returns the Deployment a Foo asks for. Its controller owner
 // reference (with blockOwnerDeletion) makes the garbage collector delete it
-// with the Foo, and tells enqueueOwner which Foo to reconcile when it changes.
+// with the Foo, and tells enqueueFoosOf which Foo to reconcile when it changes.
 func newDeployment(foo *samplev1alpha1.Foo) *appsv1.Deployment {
 	labels := map[string]string{
 		"app.kubernetes.io/name":       "nginx",

@@ -1,10 +1,14 @@
 package controller
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,6 +34,8 @@ type fixture struct {
 	t           *testing.T
 	foos        []*samplev1alpha1.Foo
 	deployments []*appsv1.Deployment
+	// createErr, when set, is what the API server answers to a Deployment create.
+	createErr error
 
 	kubeClient *kubefake.Clientset
 	fooClient  *foofake.Clientset
@@ -61,6 +67,11 @@ func (f *fixture) reconcile(key cache.ObjectName) error {
 	f.kubeClient = kubefake.NewClientset(kubeObjects...)
 	f.fooClient = foofake.NewSimpleClientset(fooObjects...)
 	f.recorder = record.NewFakeRecorder(10)
+	if f.createErr != nil {
+		f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
+			return true, nil, f.createErr
+		})
+	}
 
 	r := &FooReconciler{
 		KubeClient:  f.kubeClient,
@@ -201,25 +212,127 @@ func TestReconcileUpdatesReplicasOnDrift(t *testing.T) {
 	}
 }
 
+// TestReconcileRefusesForeignDeployment covers a Deployment with the Foo's
+// deploymentName that the Foo does not control: one that was never ours, and one
+// whose owner reference was removed after the Foo had reported its Pods. Either
+// way the Deployment is left untouched, one Warning names it, and the status
+// stops claiming its Pods. No error: DeploymentNameIndex queues the Foo again
+// when that Deployment changes, so a retry would only repeat the warning.
 func TestReconcileRefusesForeignDeployment(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		status     samplev1alpha1.FooStatus
+		wantStatus bool
+	}{
+		{name: "never ours", wantStatus: true},
+		{name: "lost its owner reference", status: samplev1alpha1.FooStatus{AvailableReplicas: 1, ObservedGeneration: 1}, wantStatus: true},
+		{name: "conflict already reported", status: samplev1alpha1.FooStatus{ObservedGeneration: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			foo := newFoo("test", ptr.To[int32](1))
+			foo.Status = tc.status
+			foreign := ownedDeployment(foo, 1)
+			foreign.OwnerReferences = nil
+			foreign.Spec.Replicas = ptr.To[int32](7)
+			f.foos = append(f.foos, foo)
+			f.deployments = append(f.deployments, foreign)
+
+			if err := f.reconcile(key(foo)); err != nil {
+				t.Fatalf("Reconcile returned %v, want nil: a retry cannot resolve a name conflict", err)
+			}
+
+			assertWrites(t, "kube", writes(f.kubeClient.Actions()))
+			if tc.wantStatus {
+				assertWrites(t, "foo", writes(f.fooClient.Actions()), "update foos/status")
+				updated := f.fooClient.Actions()[0].(core.UpdateAction).GetObject().(*samplev1alpha1.Foo)
+				if want := (samplev1alpha1.FooStatus{ObservedGeneration: 1}); updated.Status != want {
+					t.Errorf("status = %+v, want %+v (no available replicas: the Deployment is not this Foo's)", updated.Status, want)
+				}
+			} else {
+				assertWrites(t, "foo", writes(f.fooClient.Actions()))
+			}
+			got := f.events()
+			if len(got) != 1 || !strings.HasPrefix(got[0], "Warning ErrResourceExists") || !strings.Contains(got[0], "test-deployment") {
+				t.Errorf("events = %q, want one Warning ErrResourceExists naming test-deployment", got)
+			}
+		})
+	}
+}
+
+// TestReconcileLeavesAFooBeingDeletedAlone: a Foo with deletionTimestamp set
+// (a foreground deletion, with the garbage collector deleting its Deployment)
+// gets no Deployment, no status write and no event.
+func TestReconcileLeavesAFooBeingDeletedAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		deployment bool
+	}{
+		{name: "Deployment already collected"},
+		{name: "Deployment still there, drifted", deployment: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			foo := newFoo("test", ptr.To[int32](2))
+			foo.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+			foo.Finalizers = []string{metav1.FinalizerDeleteDependents}
+			f.foos = append(f.foos, foo)
+			if tc.deployment {
+				d := ownedDeployment(foo, 2)
+				d.Spec.Replicas = ptr.To[int32](5)
+				f.deployments = append(f.deployments, d)
+			}
+
+			if err := f.reconcile(key(foo)); err != nil {
+				t.Fatalf("Reconcile returned %v, want nil", err)
+			}
+
+			assertWrites(t, "kube", writes(f.kubeClient.Actions()))
+			assertWrites(t, "foo", writes(f.fooClient.Actions()))
+			if got := f.events(); len(got) != 0 {
+				t.Errorf("events = %q, want none for a Foo that is going away", got)
+			}
+		})
+	}
+}
+
+// TestReconcileStopsQuietlyInATerminatingNamespace: a create refused because the
+// namespace is being deleted (the NamespaceTerminating cause) ends the work: nil,
+// so the key is not retried, and no event or status write.
+func TestReconcileStopsQuietlyInATerminatingNamespace(t *testing.T) {
 	f := newFixture(t)
 	foo := newFoo("test", ptr.To[int32](1))
-	foreign := ownedDeployment(foo, 0)
-	foreign.OwnerReferences = nil
-	foreign.Spec.Replicas = ptr.To[int32](7)
 	f.foos = append(f.foos, foo)
-	f.deployments = append(f.deployments, foreign)
+	refused := apierrors.NewForbidden(appsv1.Resource("deployments"), "test-deployment",
+		errors.New("unable to create new content in namespace default because it is being terminated"))
+	refused.ErrStatus.Details.Causes = []metav1.StatusCause{{
+		Type:    corev1.NamespaceTerminatingCause,
+		Message: "namespace default is being terminated",
+		Field:   "metadata.namespace",
+	}}
+	f.createErr = refused
 
-	err := f.reconcile(key(foo))
-	if err == nil {
-		t.Fatal("Reconcile returned nil; want an error so the key is retried with backoff")
+	if err := f.reconcile(key(foo)); err != nil {
+		t.Fatalf("Reconcile returned %v, want nil: the namespace will not come back", err)
 	}
 
-	assertWrites(t, "kube", writes(f.kubeClient.Actions()))
+	assertWrites(t, "kube", writes(f.kubeClient.Actions()), "create deployments")
 	assertWrites(t, "foo", writes(f.fooClient.Actions()))
-	got := f.events()
-	if len(got) != 1 || !strings.HasPrefix(got[0], "Warning ErrResourceExists") || !strings.Contains(got[0], "test-deployment") {
-		t.Errorf("events = %q, want one Warning ErrResourceExists naming test-deployment", got)
+	if got := f.events(); len(got) != 0 {
+		t.Errorf("events = %q, want none", got)
+	}
+}
+
+// TestReconcileRetriesOtherForbiddenCreates: a create refused for another reason
+// (RBAC, a quota, an admission webhook) is an error, retried with backoff.
+func TestReconcileRetriesOtherForbiddenCreates(t *testing.T) {
+	f := newFixture(t)
+	foo := newFoo("test", ptr.To[int32](1))
+	f.foos = append(f.foos, foo)
+	f.createErr = apierrors.NewForbidden(appsv1.Resource("deployments"), "test-deployment", errors.New("exceeded quota: pods"))
+
+	if err := f.reconcile(key(foo)); !apierrors.IsForbidden(err) {
+		t.Fatalf("Reconcile returned %v, want the Forbidden error so the key is retried", err)
 	}
 }
 

@@ -49,11 +49,39 @@ var checks = []kittest.Check{
 	{
 		Test:      "TestForeignDeploymentIsLeftUntouched",
 		Behaviour: "a Deployment of the same name that this Foo does not control is never changed or adopted",
-		Hint:      "if metav1.IsControlledBy(deployment, foo) is false, record Warning ErrResourceExists naming it and return an error",
+		Hint:      "if metav1.IsControlledBy(deployment, foo) is false, record Warning ErrResourceExists naming it, and change nothing of the Deployment",
 		Reread:    lesson + "#6-owner-references-and-garbage-collection",
 		StubFails: true,
 		Contracts: []string{
 			"A Deployment of that name that the Foo does not control gets a Warning event with reason `ErrResourceExists` on the Foo, naming the Deployment.",
+		},
+	},
+	{
+		Test:      "TestDeploymentThatLostItsOwnerReferenceIsReportedNotAdopted",
+		Behaviour: "a Deployment whose owner reference was removed is reported at once and at each change, never adopted, and the Foo stops claiming its Pods",
+		Hint:      "treat it as any Deployment the Foo does not control: Warning ErrResourceExists, no write to it, and status.availableReplicas 0; the controller's DeploymentNameIndex queues the Foo at each change of it",
+		Reread:    lesson + "#objects-that-are-going-away-and-children-that-are-not-yours",
+		StubFails: true,
+		Contracts: []string{
+			"While the Deployment is not the Foo's, `status.availableReplicas` is 0: the Foo does not claim Pods it does not control.",
+		},
+	},
+	{
+		Test:      "TestForegroundDeletedFooGetsNoNewDeployment",
+		Behaviour: "a Foo that is being deleted (kubectl delete --cascade=foreground) gets no new Deployment while the garbage collector deletes the old one",
+		Hint:      `after reading the Foo, return nil when foo.DeletionTimestamp is set ("Foo is being deleted, nothing to do"): no create, no update, no event`,
+		Reread:    lesson + "#objects-that-are-going-away-and-children-that-are-not-yours",
+		Contracts: []string{
+			"A Foo whose `metadata.deletionTimestamp` is set gets no new Deployment, no update and no event: it is going away. The check counts the controller's creates in the audit log.",
+		},
+	},
+	{
+		Test:      "TestFooInTerminatingNamespaceIsNotRetried",
+		Behaviour: "in a namespace being deleted, a create the API server refuses is not retried",
+		Hint:      "when the create fails with apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause), log it once and return nil: the namespace will not come back",
+		Reread:    lesson + "#objects-that-are-going-away-and-children-that-are-not-yours",
+		Contracts: []string{
+			"A create refused because the namespace is terminating (the `NamespaceTerminating` cause) ends the work: `Reconcile` returns nil, so the key is not retried. The check allows one refused create.",
 		},
 	},
 	{

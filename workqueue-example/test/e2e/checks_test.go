@@ -34,6 +34,15 @@ var checks = []kittest.Check{
 		},
 	},
 	{
+		Test:      "TestPodBeingDeletedGetsNoWrite",
+		Behaviour: "a Pod that is being deleted (deletionTimestamp set) gets no write, even when its label is wrong",
+		Hint:      `after reading the Pod, return nil when pod.DeletionTimestamp is set ("Pod is being deleted, nothing to do"): it is going away`,
+		Reread:    lesson + "#objects-that-are-going-away",
+		Contracts: []string{
+			"A Pod whose `metadata.deletionTimestamp` is set gets no write: it is going away. The check holds one with a finalizer of its own and breaks its label.",
+		},
+	},
+	{
 		Test:      "TestNamespacedRoleIsEnoughToReconcileOneNamespace",
 		Behaviour: "with --namespace, a Role in that namespace is all the controller needs",
 		Hint:      "use only the lister and the verbs of config/rbac-namespaced/role.yaml (get, list, watch, patch on Pods)",

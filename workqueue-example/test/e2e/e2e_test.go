@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/controller-kit/controller-kit/hack/kittest"
@@ -255,5 +256,58 @@ func TestSIGTERMStopsTheControllerCleanly(t *testing.T) {
 	}
 	if len(p.Lines("Workers stopped")) == 0 {
 		t.Error(`no "Workers stopped" in the log: the shutdown did not wait for the workers`)
+	}
+}
+
+func TestPodBeingDeletedGetsNoWrite(t *testing.T) {
+	cs := clientset(t)
+	ns := kittest.Namespace(t, cs, "wq-deleting")
+	startController(t, "--namespace="+ns)
+
+	// A finalizer of the test's own holds the Pod after its deletion, with
+	// deletionTimestamp set, for as long as the test needs: the state of every
+	// Pod in a namespace being deleted.
+	const hold = "controller-kit.dev/e2e-hold"
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "held", Namespace: ns, Finalizers: []string{hold}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}}},
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating Pod held: %v", err)
+	}
+	t.Cleanup(func() {
+		patch := []byte(`{"metadata":{"finalizers":null}}`)
+		if _, err := cs.CoreV1().Pods(ns).Patch(context.Background(), "held", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("removing the finalizer %s from Pod held: %v", hold, err)
+		}
+	})
+	kittest.Eventually(t, deadline, "Pod held to be labelled "+phaseLabel+"=Running", func(ctx context.Context) (bool, error) {
+		pod, err := cs.CoreV1().Pods(ns).Get(ctx, "held", metav1.GetOptions{})
+		return err == nil && pod.Labels[phaseLabel] == string(corev1.PodRunning), err
+	})
+	if err := cs.CoreV1().Pods(ns).Delete(context.Background(), "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting Pod held: %v", err)
+	}
+
+	// Break its label while it is going away, then create a Pod the controller
+	// must label: once that one is labelled, the controller has seen the change.
+	deleting := time.Now()
+	kittest.Kubectl(t, "-n", ns, "label", "--overwrite", "pod", "held", phaseLabel+"=Wrong")
+	createPod(t, cs, ns, "sentinel")
+	kittest.Eventually(t, deadline, "Pod sentinel to be labelled "+phaseLabel+"=Running", func(ctx context.Context) (bool, error) {
+		pod, err := cs.CoreV1().Pods(ns).Get(ctx, "sentinel", metav1.GetOptions{})
+		return err == nil && pod.Labels[phaseLabel] == string(corev1.PodRunning), err
+	})
+	time.Sleep(2 * time.Second)
+
+	var ofHeld []kittest.AuditEntry
+	for _, w := range controllerWrites(t, ns, deleting) {
+		if w.Name == "held" {
+			ofHeld = append(ofHeld, w)
+		}
+	}
+	if len(ofHeld) > 0 {
+		t.Errorf("the controller wrote to Pod held after its deletion, although a Pod with deletionTimestamp set is going away and gets no write:\n%s",
+			strings.Join(entryLines(ofHeld), "\n"))
 	}
 }

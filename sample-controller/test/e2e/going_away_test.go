@@ -1,0 +1,158 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/controller-kit/controller-kit/hack/kittest"
+)
+
+// What a controller owes objects that are going away, and children that are no
+// longer its own (docs/lessons/02-sample-controller.md, "Objects that are going
+// away"). Each test counts the controller's writes in the API server's audit log.
+
+// controllerUser is the user the e2e controllers act as (see startController).
+const controllerUser = "system:serviceaccount:" + controllerNamespace + ":" + serviceAccount
+
+// controllerCreates returns the creates the controller sent to namespace since
+// the given time, Events excluded, one line each.
+func controllerCreates(t *testing.T, namespace string, since time.Time) []string {
+	t.Helper()
+	var out []string
+	for _, w := range kittest.Writes(t, since, func(e kittest.AuditEntry) bool {
+		return e.User == controllerUser && e.Namespace == namespace && e.Verb == "create" && e.Resource != "events"
+	}) {
+		out = append(out, w.String())
+	}
+	return out
+}
+
+func TestForegroundDeletedFooGetsNoNewDeployment(t *testing.T) {
+	t.Parallel()
+	cs, fooClient := clients(t)
+	ns := kittest.Namespace(t, cs, "sample-foreground")
+	startController(t, "controller", ns)
+	names := []string{"web", "api", "db"}
+	for _, name := range names {
+		createFoo(t, fooClient, newFoo(ns, name, 1))
+	}
+	for _, name := range names {
+		waitForFooStatus(t, fooClient, ns, name, 1)
+	}
+
+	// Foreground deletion: each Foo stays, with deletionTimestamp set, until the
+	// garbage collector has deleted its Deployment. Every step of that deletion
+	// (the Deployment deleted, its ReplicaSets and Pods going) queues the Foo.
+	deleted := time.Now()
+	foreground := metav1.DeletePropagationForeground
+	for _, name := range names {
+		if err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Delete(context.Background(), name, metav1.DeleteOptions{PropagationPolicy: &foreground}); err != nil {
+			t.Fatalf("deleting Foo %s with --cascade=foreground: %v", name, err)
+		}
+	}
+	kittest.Eventually(t, kittest.GarbageCollectionDeadline(deadline), "every Foo and Deployment to be gone", func(ctx context.Context) (bool, error) {
+		foos, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		deployments, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		return len(foos.Items) == 0 && len(deployments.Items) == 0, nil
+	})
+	// The API server logs a request a moment after answering it.
+	time.Sleep(2 * time.Second)
+
+	if creates := controllerCreates(t, ns, deleted); len(creates) > 0 {
+		t.Errorf("the controller created %d objects for Foos that were being deleted (a Foo with deletionTimestamp set gets no new children):\n  %s",
+			len(creates), strings.Join(creates, "\n  "))
+	}
+}
+
+func TestFooInTerminatingNamespaceIsNotRetried(t *testing.T) {
+	t.Parallel()
+	cs, fooClient := clients(t)
+	ns := kittest.Namespace(t, cs, "sample-ns-gone")
+	startController(t, "controller", ns)
+	createFoo(t, fooClient, newFoo(ns, "web", 1))
+	waitForFooStatus(t, fooClient, ns, "web", 1)
+
+	// The namespace controller deletes everything in the namespace, Deployments
+	// and Foos alike and in no promised order. A Foo that outlives its
+	// Deployment for a moment is reconciled, and its create is refused for good.
+	deleted := time.Now()
+	if err := cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting namespace %s: %v", ns, err)
+	}
+	kittest.Eventually(t, kittest.GarbageCollectionDeadline(deadline), "namespace "+ns+" to be gone", func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return gone(err)
+	})
+	time.Sleep(2 * time.Second)
+
+	// One refused create is the price of a cache that is a moment behind; a
+	// second one is a retry of something that cannot succeed.
+	if creates := controllerCreates(t, ns, deleted); len(creates) > 1 {
+		t.Errorf("the controller sent %d creates into the terminating namespace, want at most 1: a create refused with the NamespaceTerminating cause is the end of the work, not an error to retry:\n  %s",
+			len(creates), strings.Join(creates, "\n  "))
+	}
+}
+
+func TestDeploymentThatLostItsOwnerReferenceIsReportedNotAdopted(t *testing.T) {
+	t.Parallel()
+	cs, fooClient, ns, _ := convergedFoo(t, "sample-lost-owner", 1)
+	ctx := context.Background()
+
+	// Someone removes the owner reference: the Deployment is no longer the Foo's.
+	// Nothing about the Foo changed, so only the Deployment's event can queue it.
+	if _, err := cs.AppsV1().Deployments(ns).Patch(ctx, "web", types.JSONPatchType,
+		[]byte(`[{"op":"remove","path":"/metadata/ownerReferences"}]`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("removing Deployment web's owner references: %v", err)
+	}
+	msg := waitForEvent(t, cs, ns, "web", corev1.EventTypeWarning, "ErrResourceExists")
+	if !strings.Contains(msg, "web") {
+		t.Errorf("ErrResourceExists message %q does not name the Deployment", msg)
+	}
+	waitForFooStatus(t, fooClient, ns, "web", 0)
+
+	// Scaling it by hand is its new owner's business: the Foo is reconciled
+	// again (one more warning) and leaves the replicas alone.
+	warnings := func(ctx context.Context) (int32, error) {
+		selector := fields.Set{"involvedObject.name": "web", "type": corev1.EventTypeWarning, "reason": "ErrResourceExists"}.String()
+		events, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: selector})
+		if err != nil {
+			return 0, err
+		}
+		var count int32
+		for _, e := range events.Items {
+			count += max(e.Count, 1)
+		}
+		return count, nil
+	}
+	before, err := warnings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kittest.Kubectl(t, "-n", ns, "scale", "deployment/web", "--replicas=4")
+	kittest.Eventually(t, deadline, "one more ErrResourceExists warning on Foo web after the scale", func(ctx context.Context) (bool, error) {
+		n, err := warnings(ctx)
+		return n > before, err
+	})
+	d := waitForDeployment(t, cs, ns, "web", "Deployment web to exist", func(*appsv1.Deployment) bool { return true })
+	if replicas := ptr.Deref(d.Spec.Replicas, 1); replicas != 4 || len(d.OwnerReferences) != 0 {
+		t.Errorf("Deployment web was changed by the controller after it lost its owner reference: replicas %d (want 4), owner references %v (want none)",
+			replicas, d.OwnerReferences)
+	}
+}
