@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# check-reading-paths.sh checks docs/reading-kubernetes.md against the Go module cache, so
-# the page cannot point at upstream code that moved or was renamed:
-#   - every path in a concept table exists at the pinned version;
+# check-reading-paths.sh checks docs/reading-kubernetes.md and lesson 0
+# (docs/lessons/00-reading-kubernetes.md) against the Go module cache, so neither can
+# point at upstream code that moved or was renamed:
+#   - every path in a table (reading-kubernetes.md: the concept tables; lesson 0: every
+#     row that starts with a backquoted path) exists at the pinned version;
 #   - every name in the "search for" column is declared in that file (a func, method, type,
-#     var, const, struct field, interface method, or shell function), not just mentioned;
+#     var, const, struct field, interface method, shell function, or YAML key such as an
+#     OWNERS file's labels), not just mentioned;
+#   - every path lesson 0 mentions outside code blocks, written as in its tables or as
+#     $K/... (the kubernetes module), $M/NAME@VERSION/... (a k8s.io module) or a path in
+#     one of the kit's tiers, exists;
 #   - every link to reading-kubernetes.md#ANCHOR from the kit's Markdown files has its anchor.
-# Paths map to modules as the page explains: cmd/, pkg/, plugin/ and hack/ to k8s.io/kubernetes;
+# Paths map to modules as the page explains: cmd/, pkg/, plugin/ and hack/ (and the
+# repository's OWNERS_ALIASES) to k8s.io/kubernetes;
 # staging/src/k8s.io/NAME/ to the published module k8s.io/NAME (the same files); and
 # sigs.k8s.io/controller-runtime/ to controller-runtime. Versions come from the kit's pins
 # (hack/controlplane/go.mod, kubebuilder-guestbook/go.mod), read with `go list -m`; the
@@ -20,8 +27,9 @@ cd "$KIT_ROOT"
 verbose=false
 if [ "${1:-}" = -v ]; then verbose=true; fi
 
-# READING_DOC checks another copy of the page (used to test this script).
+# READING_DOC and LESSON0_DOC check other copies of the pages (used to test this script).
 doc=${READING_DOC:-docs/reading-kubernetes.md}
+lesson0=${LESSON0_DOC:-docs/lessons/00-reading-kubernetes.md}
 modcache=$(go env GOMODCACHE)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -73,7 +81,7 @@ resolve() {
 	sigs.k8s.io/controller-runtime/*)
 		echo "$(module_dir sigs.k8s.io/controller-runtime "$cr_version")/${p#sigs.k8s.io/controller-runtime/}"
 		;;
-	cmd/* | pkg/* | plugin/* | hack/*)
+	cmd/* | pkg/* | plugin/* | hack/* | OWNERS_ALIASES)
 		echo "$(module_dir k8s.io/kubernetes "$kube_version")/$p"
 		;;
 	*)
@@ -85,45 +93,84 @@ resolve() {
 # declares FILE NAME succeeds when FILE declares NAME rather than only mentioning it.
 declares() {
 	local n=$2
-	grep -qE "^func (\([^)]*\) )?${n}([^[:alnum:]_]|$)|^(type|var|const) ${n}([^[:alnum:]_]|$)|^[[:space:]]+${n}([[:space:]]|\(|\[)|^(function[[:space:]]+)?${n}[[:space:]]*\(\)" "$1"
+	grep -qE "^func (\([^)]*\) )?${n}([^[:alnum:]_]|$)|^(type|var|const) ${n}([^[:alnum:]_]|$)|^[[:space:]]+${n}([[:space:]]|\(|\[)|^(function[[:space:]]+)?${n}[[:space:]]*\(\)|^[[:space:]]*${n}:" "$1"
 }
 
 paths=0
 names=0
-in_concepts=false
-while IFS= read -r line; do
-	case "$line" in
-	"## Concepts"*) in_concepts=true; continue ;;
-	"## "*) in_concepts=false; continue ;;
-	esac
-	# A concept row: | `path` | `name`, `name` | sentence |
-	[ "$in_concepts" = true ] && [[ "$line" == '| `'* ]] || continue
-	IFS='|' read -r _ path_cell names_cell _ <<<"$line"
-	path=$(grep -o '`[^`]*`' <<<"$path_cell" | tr -d '`')
-	if [ "$(wc -l <<<"$path")" -ne 1 ]; then
-		fail "one path per row, in backquotes: $line"
-		continue
-	fi
-	if ! file=$(resolve "$path"); then
-		fail "$path: not under cmd/, pkg/, plugin/, hack/, staging/src/k8s.io/ or sigs.k8s.io/controller-runtime/"
-		continue
-	fi
-	paths=$((paths + 1))
-	if [ ! -f "$file" ]; then
-		fail "$path: no such file ($file)"
-		continue
-	fi
-	$verbose && echo "ok   $path"
-	for name in $(grep -o '`[^`]*`' <<<"$names_cell" | tr -d '`'); do
-		names=$((names + 1))
-		if declares "$file" "$name"; then
-			$verbose && echo "ok     $name"
-		else
-			fail "$path: declares no $name"
+# check_tables DOC SECTION checks the path rows of DOC's tables: those under the
+# heading "## SECTION" only, or every one when SECTION is empty.
+check_tables() {
+	local doc=$1 section=$2 in_section=false rows=0 line path_cell names_cell path file name
+	[ -n "$section" ] || in_section=true
+	while IFS= read -r line; do
+		if [ -n "$section" ]; then
+			case "$line" in
+			"## $section"*) in_section=true; continue ;;
+			"## "*) in_section=false; continue ;;
+			esac
 		fi
-	done
-done <"$doc"
-[ "$paths" -gt 0 ] || fail "found no concept rows in $doc (under '## Concepts', rows starting with '| \`')"
+		# A path row: | `path` | `name`, `name` | sentence |
+		[ "$in_section" = true ] && [[ "$line" == '| `'* ]] || continue
+		IFS='|' read -r _ path_cell names_cell _ <<<"$line"
+		path=$(grep -o '`[^`]*`' <<<"$path_cell" | tr -d '`')
+		if [ "$(wc -l <<<"$path")" -ne 1 ]; then
+			fail "$doc: one path per row, in backquotes: $line"
+			continue
+		fi
+		if ! file=$(resolve "$path"); then
+			fail "$doc: $path: not under cmd/, pkg/, plugin/, hack/, staging/src/k8s.io/ or sigs.k8s.io/controller-runtime/"
+			continue
+		fi
+		paths=$((paths + 1))
+		rows=$((rows + 1))
+		if [ ! -f "$file" ]; then
+			fail "$doc: $path: no such file ($file)"
+			continue
+		fi
+		$verbose && echo "ok   $path"
+		for name in $(grep -o '`[^`]*`' <<<"$names_cell" | tr -d '`'); do
+			names=$((names + 1))
+			if declares "$file" "$name"; then
+				$verbose && echo "ok     $name"
+			else
+				fail "$doc: $path: declares no $name"
+			fi
+		done
+	done <"$doc"
+	[ "$rows" -gt 0 ] || fail "found no path rows in $doc (${section:+under '## $section', }rows starting with '| \`')"
+}
+check_tables "$doc" Concepts
+check_tables "$lesson0" ""
+
+# Paths lesson 0 mentions in its text (code blocks left out: their backquotes are
+# fences, not quotes): each must exist, in the module cache or in the kit. A path
+# with a placeholder (NAME, ...) stands for many and is not checked.
+mentions=0
+while IFS= read -r p; do
+	mentions=$((mentions + 1))
+	case "$p" in
+	'$K/'*) file="$(module_dir k8s.io/kubernetes "$kube_version")/${p#\$K/}" ;;
+	'$M/'*)
+		rest=${p#\$M/}
+		module=${rest%%/*}
+		if [ "${module#*@}" != "$staging_version" ]; then
+			fail "$lesson0 mentions $p: the kit pins k8s.io/${module%@*} at $staging_version"
+			continue
+		fi
+		file="$(module_dir "k8s.io/${module%@*}" "$staging_version")/${rest#*/}"
+		;;
+	workqueue-example/* | sample-controller/* | kubebuilder-guestbook/*) file="$KIT_ROOT/$p" ;;
+	*) file=$(resolve "$p") ;;
+	esac
+	if [ -e "$file" ]; then
+		$verbose && echo "ok   $p (in the text)"
+	else
+		fail "$lesson0 mentions $p, which is not there ($file)"
+	fi
+done < <(awk '/^```/ {code = !code; next} !code' "$lesson0" | grep -o '`[^`]*`' | tr -d '`' |
+	grep -E '^(\$K/|\$M/|cmd/|pkg/|staging/src/k8s\.io/|workqueue-example/|sample-controller/|kubebuilder-guestbook/)[^ ]*$' |
+	grep -vE 'NAME|\.\.\.|^staging/src/k8s\.io/$' | sort -u)
 
 # Links from the kit's Markdown into the page must land on an anchor it defines.
 links=0
@@ -134,7 +181,7 @@ done < <(git ls-files --cached --others --exclude-standard -- '*.md' |
 	xargs grep -o 'reading-kubernetes\.md#[A-Za-z0-9_-]*' | sed 's/:reading-kubernetes\.md#/:/')
 
 if [ "$failures" -gt 0 ]; then
-	echo "check-reading-paths: $failures problem(s) in $doc; fix the path or name (search the module under $modcache)" >&2
+	echo "check-reading-paths: $failures problem(s) in $doc and $lesson0; fix the path or name (search the module under $modcache)" >&2
 	exit 1
 fi
-echo ">> reading-kubernetes.md: $paths paths and $names names found in k8s.io/kubernetes@$kube_version, k8s.io/*@$staging_version and sigs.k8s.io/controller-runtime@$cr_version; $links links into it resolve"
+echo ">> reading-kubernetes.md and lesson 0: $paths paths and $names names in their tables, and $mentions paths in lesson 0's text, found in k8s.io/kubernetes@$kube_version, k8s.io/*@$staging_version and sigs.k8s.io/controller-runtime@$cr_version; $links links into it resolve"

@@ -57,7 +57,7 @@ func startController(t *testing.T, name string, args ...string) *kittest.Process
 // the shutdown itself is clean.
 func stop(p *kittest.Process, what string) error {
 	if p.Exited() {
-		code, _ := p.Wait(0)
+		code, _ := p.Wait(5 * time.Second)
 		return fmt.Errorf("%s exited with code %d before it was stopped (an unknown flag is exit code 1: has the controller got the flag yet?)", what, code)
 	}
 	code, err := p.Stop(deadline)
@@ -250,7 +250,7 @@ func waitForEndpoint(t *testing.T, p *kittest.Process, url string) {
 	t.Helper()
 	kittest.Eventually(t, deadline, url+" to answer 200 OK", func(context.Context) (bool, error) {
 		if p.Exited() {
-			code, _ := p.Wait(0)
+			code, _ := p.Wait(5 * time.Second)
 			t.Fatalf("%s exited with code %d before serving %s (an unknown flag is exit code 1: has the controller got --pprof-bind-address yet?)", p.Name, code, url)
 		}
 		resp, err := http.Get(url)
