@@ -36,8 +36,9 @@ var checks = []kittest.Check{
 	{
 		Test:      "TestPodBeingDeletedGetsNoWrite",
 		Behaviour: "a Pod that is being deleted (deletionTimestamp set) gets no write, even when its label is wrong",
-		Hint:      `after reading the Pod, return nil when pod.DeletionTimestamp is set ("Pod is being deleted, nothing to do"): it is going away`,
+		Hint:      `after reading the Pod, return nil when pod.DeletionTimestamp is set ("Pod is being deleted, nothing to do"): it is going away; this check also needs Pods to be labelled (the first check)`,
 		Reread:    lesson + "#objects-that-are-going-away",
+		StubFails: true,
 		Contracts: []string{
 			"A Pod whose `metadata.deletionTimestamp` is set gets no write: it is going away. The check holds one with a finalizer of its own and breaks its label.",
 		},
