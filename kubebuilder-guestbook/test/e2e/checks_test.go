@@ -74,7 +74,7 @@ var checks = []kittest.Check{
 	{
 		Test:      "TestGuestbookOperator/ChildNameTakenIsDegradedAndLeftAlone",
 		Behaviour: "a Deployment named like a child but not controlled by the Guestbook is left untouched, and the Guestbook is Degraded with reason ChildConflict",
-		Hint:      "before you change a child, check metav1.IsControlledBy(child, guestbook); when it is not yours, write nothing to it, set Degraded=True with reason ChildConflict and look again later (RequeueAfter)",
+		Hint:      "before you change a child, check metav1.IsControlledBy(child, guestbook); when it is not yours, write nothing to it, set Degraded=True with reason ChildConflict and return: the watch by name brings you the change that resolves it",
 		Reread:    lesson + "#6-the-reconciler-step-by-step",
 		StubFails: true,
 		Contracts: []string{
@@ -99,6 +99,16 @@ var checks = []kittest.Check{
 		StubFails: true,
 		Contracts: []string{
 			"The check counts the operator's writes in the Guestbook's namespace (children, status, events) in the API server's audit log, so it runs on the kit's local cluster only: once the Guestbook is Available, has its `Available` event and two seconds pass without a write, it adds an annotation and allows no write in the next three seconds.",
+		},
+	},
+	{
+		Test:      "TestGuestbookOperator/DeletedGuestbookGetsNoNewChildren",
+		Behaviour: "a Guestbook deleted with --cascade=foreground gets no new Deployment or Service while the garbage collector deletes its children",
+		Hint:      "once deletionTimestamp is set, do the finalizer's work and return: create, update and record nothing, even when a child is missing",
+		Reread:    lesson + "#8-finalizers-and-why-this-guestbook-needs-one",
+		StubFails: true,
+		Contracts: []string{
+			"Once the Guestbook's `deletionTimestamp` is set, Reconcile creates no Deployment or Service: the check deletes it with foreground cascading, so the garbage collector deletes the children while the Guestbook still exists, and watches the namespace until the Guestbook is gone.",
 		},
 	},
 	{

@@ -203,6 +203,11 @@ func TestGuestbookOperator(t *testing.T) {
 		t.Parallel()
 		conflictsAreRequeuesNotErrors(t, c, cs, manager)
 	})
+	// What it owes a Guestbook that is going away (goingaway_test.go).
+	t.Run("DeletedGuestbookGetsNoNewChildren", func(t *testing.T) {
+		t.Parallel()
+		deletedGuestbookGetsNoNewChildren(t, c, cs)
+	})
 }
 
 // createGuestbook creates a Guestbook with frontendReplicas frontend Pods and two
