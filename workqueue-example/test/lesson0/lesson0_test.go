@@ -113,7 +113,16 @@ func TestExerciseProfileFlagWritesTheAskedProfileOnShutdown(t *testing.T) {
 		_ = os.Remove(out)
 		processes[kind.name] = startController(t, "workqueue-example-"+kind.name, "--profile="+kind.name, "--profile-output="+out)
 	}
+	// A name kubectl does not know is a bad flag value: refused at once, before
+	// anything starts, with a non-zero exit code.
+	bogus := startController(t, "workqueue-example-bogus", "--profile=bogus", "--profile-output="+filepath.Join(dir, "bogus.pprof"))
 	time.Sleep(runFor)
+	if !bogus.Exited() {
+		t.Errorf("workqueue-example --profile=bogus still runs after %s: an unknown profile name must be refused when the flags are parsed, like any other bad flag value", runFor)
+		_, _ = bogus.Stop(deadline)
+	} else if code, _ := bogus.Wait(5 * time.Second); code == 0 {
+		t.Errorf("workqueue-example --profile=bogus exited with code 0: an unknown profile name must be refused with a non-zero exit code")
+	}
 	for _, kind := range profileKinds {
 		out := filepath.Join(dir, kind.name+".pprof")
 		if err := stop(processes[kind.name], "workqueue-example --profile="+kind.name); err != nil {

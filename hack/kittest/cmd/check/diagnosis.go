@@ -37,7 +37,10 @@ func printDiagnosis(w io.Writer, root, logDir, test string, shown *shownSoFar) {
 			shown.logs[log] = true
 			data, _ := os.ReadFile(log)
 			lines, what := tellingLines(string(data))
-			fmt.Fprintf(w, "      log:    %s, %s:\n", rel, what)
+			if len(lines) > 0 {
+				what += ":"
+			}
+			fmt.Fprintf(w, "      log:    %s, %s\n", rel, what)
 			for _, line := range lines {
 				fmt.Fprintf(w, "      |   %s\n", line)
 			}
@@ -92,9 +95,13 @@ func printRefusals(w io.Writer, refused []kittest.AuditEntry, explained map[stri
 
 // tellingLines picks what a learner should read first in a controller's log: its
 // last error lines (klog's start with E and a digit, zap's carry ERROR), else its
-// last lines. It returns them and the words that say which they are.
+// last lines. It returns them and the words that say which they are; for a log
+// with nothing in it, no lines and words that say so.
 func tellingLines(log string) ([]string, string) {
 	lines := nonEmptyLines(log)
+	if len(lines) == 0 {
+		return nil, "empty: the controller wrote nothing, so it may never have started"
+	}
 	errorLines := slices.DeleteFunc(slices.Clone(lines), func(l string) bool {
 		klogError := len(l) > 1 && l[0] == 'E' && l[1] >= '0' && l[1] <= '9'
 		return !klogError && !strings.Contains(l, "\tERROR\t") && !strings.Contains(l, " ERROR ")

@@ -42,6 +42,10 @@ func TestTellingLinesArePreferablyErrors(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(what, "no error") {
 		t.Errorf("tellingLines of a log without errors = %q, %q; want its last lines", lines, what)
 	}
+	lines, what = tellingLines("\n")
+	if len(lines) != 0 || !strings.Contains(what, "empty") {
+		t.Errorf("tellingLines of an empty log = %q, %q; want no lines and words saying it is empty", lines, what)
+	}
 }
 
 func TestFailureLinesKeepAVerdictThatMentionsARestart(t *testing.T) {
