@@ -16,6 +16,11 @@
 // Compare with client-go's examples/workqueue/main.go (the same loop with one
 // worker and no signal handling) and with kube-controller-manager's
 // pkg/controller/ttlafterfinished (the same worker loop) and pkg/controller/podgc.
+//
+// With --metrics-bind-address the loop can be watched as it runs: /metrics has
+// the queue's and the client's metrics under the names Kubernetes' components
+// use, and the reconciles under controller-runtime's names; /debug/pprof/ has
+// the runtime's profiles (serveMetrics).
 package main
 
 import (
@@ -25,12 +30,16 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"net"
+	"net/http"
+	httppprof "net/http/pprof"
 	"os"
 	"os/signal"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +52,17 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+	// Imported for their init functions, as kube-controller-manager imports them:
+	// one hands client-go's workqueue a MetricsProvider (workqueue.SetProvider),
+	// so every queue reports workqueue_depth, workqueue_adds_total, ... with its
+	// name as the label "name"; the other registers client-go's REST-client hooks,
+	// so every request reports rest_client_request_duration_seconds and the time it
+	// waited for the client's own rate limiter,
+	// rest_client_rate_limiter_duration_seconds. Both register in legacyregistry.
+	_ "k8s.io/component-base/metrics/prometheus/restclient"
+	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 	"k8s.io/klog/v2"
 )
 
@@ -65,6 +85,8 @@ type options struct {
 	listReconcilers bool
 	qps             float64
 	burst           int
+	// metricsAddr is where /metrics and /debug/pprof/ are served; "0" = nowhere.
+	metricsAddr string
 }
 
 func main() {
@@ -111,6 +133,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.listReconcilers, "list-reconcilers", false, "print the names --reconciler accepts, one per line, and exit")
 	fs.Float64Var(&o.qps, "kube-api-qps", 200, "client-side limit of API requests per second")
 	fs.IntVar(&o.burst, "kube-api-burst", 400, "client-side burst of API requests above --kube-api-qps")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "serve /metrics and /debug/pprof/ over plain HTTP on this address, for example 127.0.0.1:8080; 0 = off (they have no authentication: keep them on loopback)")
 	klog.InitFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -144,6 +167,14 @@ func run(ctx context.Context, args []string) error {
 	logger := klog.Background()
 	ctx = klog.NewContext(ctx, logger)
 
+	if o.metricsAddr != "0" {
+		stopServing, err := serveMetrics(logger, o.metricsAddr)
+		if err != nil {
+			return err
+		}
+		defer stopServing()
+	}
+
 	config, err := restConfig(o.kubeconfig)
 	if err != nil {
 		return err
@@ -171,6 +202,39 @@ func run(ctx context.Context, args []string) error {
 	defer factory.Shutdown()
 	controller.Run(ctx, o.workers)
 	return nil
+}
+
+// serveMetrics serves, on addr until stop is called, /metrics (everything
+// registered in component-base's legacyregistry, in Prometheus' text format) and
+// /debug/pprof/ (the runtime's profiles: go tool pprof reads them). It fails at
+// once when addr cannot be listened on. sample-controller's main.go serves the
+// same; kube-controller-manager serves both on its secure port (compare with
+// NewBaseHandler in k8s.io/controller-manager/app/serve.go).
+func serveMetrics(logger klog.Logger, addr string) (stop func(), err error) {
+	// A mux of our own: importing net/http/pprof also registers its handlers on
+	// http.DefaultServeMux, which this program never serves.
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", legacyregistry.Handler())
+	mux.HandleFunc("/debug/pprof/", httppprof.Index) // the index, and /debug/pprof/<name> for each profile
+	mux.HandleFunc("/debug/pprof/cmdline", httppprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
+
+	listener, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-bind-address: %w", err)
+	}
+	// No write timeout: a CPU profile answers only after its 30 s.
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := server.Serve(listener); !errors.Is(err, http.ErrServerClosed) {
+			logger.Error(err, "The metrics endpoint stopped")
+		}
+	}()
+	logger.Info("Serving metrics and profiles", "metrics", "http://"+listener.Addr().String()+"/metrics",
+		"pprof", "http://"+listener.Addr().String()+"/debug/pprof/")
+	return func() { _ = server.Close() }, nil
 }
 
 // restConfig loads the client configuration the way kubectl does: --kubeconfig if
@@ -304,8 +368,41 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	if c.queue.ShuttingDown() {
 		return false
 	}
-	c.handleResult(ctx, key, c.reconciler.Reconcile(ctx, key))
+	start := time.Now()
+	err := c.reconciler.Reconcile(ctx, key)
+	observeReconcile(time.Since(start), err)
+	c.handleResult(ctx, key, err)
 	return true
+}
+
+// The reconcile metrics, named and labelled as controller-runtime names them
+// (pkg/internal/controller/metrics/metrics.go there), so that one query reads
+// all three tiers. sample-controller defines the same two.
+var (
+	reconcileTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Name: "controller_runtime_reconcile_total",
+		Help: "Reconcile calls per controller and result (success or error).",
+	}, []string{"controller", "result"})
+	reconcileTime = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Name:    "controller_runtime_reconcile_time_seconds",
+		Help:    "How long one Reconcile call takes, in seconds.",
+		Buckets: metrics.DefBuckets,
+	}, []string{"controller"})
+)
+
+func init() {
+	legacyregistry.MustRegister(reconcileTotal, reconcileTime)
+}
+
+// observeReconcile counts one Reconcile call by its result and records how long
+// it took.
+func observeReconcile(took time.Duration, err error) {
+	result := "success"
+	if err != nil {
+		result = "error"
+	}
+	reconcileTotal.WithLabelValues(ControllerName, result).Inc()
+	reconcileTime.WithLabelValues(ControllerName).Observe(took.Seconds())
 }
 
 // handleResult is the retry policy. Success resets the key's backoff; a failure is

@@ -18,6 +18,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 )
@@ -245,6 +246,92 @@ func TestFailedReconcileIsRetriedAndSuccessResetsTheRetryCount(t *testing.T) {
 	}
 }
 
+// The metrics /metrics serves come from component-base's registry: after a key
+// fails once and then succeeds, the queue has counted both adds and the retry,
+// its depth is back at 0, and the reconcile metrics have one error and one
+// success. The registry is the process's, so the test compares before with after.
+func TestMetricsCountAddsRetriesAndReconcilesAndDepthReturnsToZero(t *testing.T) {
+	queue := map[string]string{"name": ControllerName}
+	controller := map[string]string{"controller": ControllerName}
+	success := map[string]string{"controller": ControllerName, "result": "success"}
+	failure := map[string]string{"controller": ControllerName, "result": "error"}
+	before := map[string]float64{
+		"workqueue_adds_total":                      metricValue(t, "workqueue_adds_total", queue),
+		"workqueue_retries_total":                   metricValue(t, "workqueue_retries_total", queue),
+		"workqueue_work_duration_seconds":           metricValue(t, "workqueue_work_duration_seconds", queue),
+		"controller_runtime_reconcile_time_seconds": metricValue(t, "controller_runtime_reconcile_time_seconds", controller),
+		"success": metricValue(t, "controller_runtime_reconcile_total", success),
+		"error":   metricValue(t, "controller_runtime_reconcile_total", failure),
+	}
+
+	rec := &recordingReconciler{result: func(_ context.Context, _ string, attempt int) error {
+		if attempt == 1 {
+			return errors.New("injected failure on the first attempt")
+		}
+		return nil
+	}}
+	h := start(t, rec, 5, 1, newPod("team-a", "flaky", nil))
+	eventually(t, "a second, successful attempt", func() bool {
+		return rec.attempts("team-a/flaky") == 2 && h.controller.queue.NumRequeues("team-a/flaky") == 0
+	})
+	eventually(t, "workqueue_depth back at 0", func() bool { return metricValue(t, "workqueue_depth", queue) == 0 })
+
+	for _, tt := range []struct {
+		name   string
+		labels map[string]string
+		key    string // in before; empty: name
+		want   float64
+	}{
+		{"workqueue_adds_total", queue, "", 2}, // the add event, and the retry after its backoff
+		{"workqueue_retries_total", queue, "", 1},
+		{"workqueue_work_duration_seconds", queue, "", 2}, // a histogram: its count of observations
+		{"controller_runtime_reconcile_time_seconds", controller, "", 2},
+		{"controller_runtime_reconcile_total", success, "success", 1},
+		{"controller_runtime_reconcile_total", failure, "error", 1},
+	} {
+		key := tt.key
+		if key == "" {
+			key = tt.name
+		}
+		if got := metricValue(t, tt.name, tt.labels) - before[key]; got != tt.want {
+			t.Errorf("%s%v grew by %g, want %g", tt.name, tt.labels, got, tt.want)
+		}
+	}
+}
+
+// metricValue reads the series of the metric name with the given labels from
+// legacyregistry, the registry /metrics serves: a counter's or gauge's value, a
+// histogram's count of observations, 0 when no such series exists yet.
+func metricValue(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatalf("gathering the metrics: %v", err)
+	}
+	for _, family := range families {
+		if family.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range family.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if want, ok := labels[l.GetName()]; ok && want != l.GetValue() {
+					continue series
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				return m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				return m.GetGauge().GetValue()
+			case m.Histogram != nil:
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return 0
+}
+
 func TestAlwaysFailingKeyIsAttemptedOnePlusMaxRetriesTimesThenDropped(t *testing.T) {
 	const maxRetries = 3
 	const key = "team-a/broken"
@@ -468,7 +555,7 @@ func TestParseFlagsRejectsValuesThatCannotWork(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parseFlags with no arguments: %v", err)
 	}
-	want := options{workers: 2, maxRetries: 5, reconciler: "reference", qps: 200, burst: 400}
+	want := options{workers: 2, maxRetries: 5, reconciler: "reference", qps: 200, burst: 400, metricsAddr: "0"}
 	if o != want {
 		t.Errorf("defaults = %+v, want %+v", o, want)
 	}
