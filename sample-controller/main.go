@@ -9,7 +9,8 @@
 // "_" accepted for "-" in flag names, and component-base's logging flags (-v,
 // --vmodule). Compare with k8s.io/sample-controller/main.go (plain Go flags) and
 // with kubernetes' cmd/kube-controller-manager (docs/lessons/00-reading-kubernetes.md
-// reads it).
+// reads it). With --metrics-bind-address it serves /metrics and /debug/pprof/
+// (serveMetrics).
 package main
 
 import (
@@ -17,6 +18,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
+	"net/http"
+	httppprof "net/http/pprof"
 	"os"
 	"os/signal"
 	"slices"
@@ -46,6 +50,14 @@ import (
 	"k8s.io/component-base/cli/globalflag"
 	"k8s.io/component-base/logs"
 	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/component-base/metrics/legacyregistry"
+	// Imported for its init functions, as kube-controller-manager imports it:
+	// they hand client-go a MetricsProvider for every workqueue (workqueue_*,
+	// labelled with the queue's name) and register its REST-client and
+	// leader-election hooks (rest_client_request_duration_seconds,
+	// rest_client_rate_limiter_duration_seconds, leader_election_master_status),
+	// all in legacyregistry.
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
 	"k8s.io/component-base/term"
 	"k8s.io/klog/v2"
 
@@ -108,6 +120,8 @@ type options struct {
 	leaseDuration   time.Duration
 	renewDeadline   time.Duration
 	retryPeriod     time.Duration
+	// metricsAddr is where /metrics and /debug/pprof/ are served; "0" = nowhere.
+	metricsAddr string
 	// logs holds -v, --vmodule and the other logging flags (component-base's
 	// LoggingConfiguration, as kube-controller-manager has it).
 	logs *logsapi.LoggingConfiguration
@@ -169,6 +183,7 @@ status. It is lesson 2 of controller-kit: docs/lessons/02-sample-controller.md.`
 	generic.Float64Var(&o.qps, "kube-api-qps", 200, "Sustained API requests per second this client allows itself (client-go's default of 5 makes a 1000-Foo burst take minutes).")
 	generic.IntVar(&o.burst, "kube-api-burst", 400, "API requests allowed in a burst above --kube-api-qps.")
 	generic.DurationVar(&o.resync, "resync", 0, "How often informers redeliver every cached object (0: never; events alone drive the loop).")
+	generic.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "Serve /metrics and /debug/pprof/ over plain HTTP on this address, for example 127.0.0.1:8080. 0: off (they have no authentication: keep them on loopback).")
 
 	// kube-controller-manager has a section per controller ("deployment
 	// controller" holds --concurrent-deployment-syncs); this is ours.
@@ -204,6 +219,15 @@ status. It is lesson 2 of controller-kit: docs/lessons/02-sample-controller.md.`
 func run(ctx context.Context, o options) error {
 	if _, ok := reconcilers[o.reconciler]; !ok {
 		return fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(reconcilerNames(), ", "))
+	}
+	// Served by every replica, leader or not, from the start: a follower's
+	// metrics say it is waiting.
+	if o.metricsAddr != "0" {
+		stopServing, err := serveMetrics(klog.FromContext(ctx), o.metricsAddr)
+		if err != nil {
+			return err
+		}
+		defer stopServing()
 	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
@@ -248,6 +272,39 @@ func run(ctx context.Context, o options) error {
 		return reconcile(ctx)
 	}
 	return runWithLeaderElection(ctx, o, kubeClient, reconcile)
+}
+
+// serveMetrics serves, on addr until stop is called, /metrics (everything
+// registered in component-base's legacyregistry, in Prometheus' text format) and
+// /debug/pprof/ (the runtime's profiles: go tool pprof reads them). It fails at
+// once when addr cannot be listened on. workqueue-example's main.go serves the
+// same; kube-controller-manager serves both on its secure port (compare with
+// NewBaseHandler in k8s.io/controller-manager/app/serve.go).
+func serveMetrics(logger klog.Logger, addr string) (stop func(), err error) {
+	// A mux of our own: importing net/http/pprof also registers its handlers on
+	// http.DefaultServeMux, which this program never serves.
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", legacyregistry.Handler())
+	mux.HandleFunc("/debug/pprof/", httppprof.Index) // the index, and /debug/pprof/<name> for each profile
+	mux.HandleFunc("/debug/pprof/cmdline", httppprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
+
+	listener, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-bind-address: %w", err)
+	}
+	// No write timeout: a CPU profile answers only after its 30 s.
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := server.Serve(listener); !errors.Is(err, http.ErrServerClosed) {
+			logger.Error(err, "The metrics endpoint stopped")
+		}
+	}()
+	logger.Info("Serving metrics and profiles", "metrics", "http://"+listener.Addr().String()+"/metrics",
+		"pprof", "http://"+listener.Addr().String()+"/debug/pprof/")
+	return func() { _ = server.Close() }, nil
 }
 
 // checkFooCRD fails fast, naming the fix, when the API server does not serve

@@ -5,6 +5,10 @@
 //
 // Compare with k8s.io/sample-controller/controller.go, which keeps plumbing and
 // sync logic in one type.
+//
+// The queue reports client-go's workqueue metrics under the name "foos" once
+// main has installed a MetricsProvider, and every reconcile is counted and timed
+// under controller-runtime's metric names (reconcileTotal, reconcileTime).
 package controller
 
 import (
@@ -22,6 +26,8 @@ import (
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 
 	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
@@ -30,8 +36,32 @@ import (
 )
 
 // ControllerName is the controller's name: its FieldManager on every write, the source of
-// its events and the name of its leader-election Lease.
+// its events, the name of its leader-election Lease and the controller label of
+// its reconcile metrics.
 const ControllerName = "sample-controller"
+
+// QueueName is the name of the Controller's workqueue: the label "name" of its
+// workqueue_* metrics.
+const QueueName = "foos"
+
+// The reconcile metrics, named and labelled as controller-runtime names them
+// (pkg/internal/controller/metrics/metrics.go there), so that one query reads
+// all three tiers; workqueue-example's main.go defines the same two.
+var (
+	reconcileTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Name: "controller_runtime_reconcile_total",
+		Help: "Reconcile calls per controller and result (success or error).",
+	}, []string{"controller", "result"})
+	reconcileTime = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Name:    "controller_runtime_reconcile_time_seconds",
+		Help:    "How long one Reconcile call takes, in seconds.",
+		Buckets: metrics.DefBuckets,
+	}, []string{"controller"})
+)
+
+func init() {
+	legacyregistry.MustRegister(reconcileTotal, reconcileTime)
+}
 
 // Controller turns informer events into Foo keys on a rate-limited workqueue and
 // runs workers that hand each key to a Reconciler. It knows nothing about what
@@ -76,7 +106,7 @@ func New(ctx context.Context, foos fooinformers.FooInformer, deployments appsinf
 		// workqueue.DefaultTypedControllerRateLimiter.
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
-			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "foos"},
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: QueueName},
 		),
 		synced:     []cache.InformerSynced{foos.Informer().HasSynced, deployments.Informer().HasSynced},
 		foos:       foos.Lister(),
@@ -174,7 +204,9 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	defer c.queue.Done(key)
 
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "foo", key.String())
+	start := time.Now()
 	err := c.reconciler.Reconcile(klog.NewContext(ctx, logger), key)
+	observeReconcile(time.Since(start), err)
 	if err == nil {
 		c.queue.Forget(key)
 		logger.V(4).Info("Reconciled")
@@ -190,6 +222,17 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	}
 	c.queue.AddRateLimited(key)
 	return true
+}
+
+// observeReconcile counts one Reconcile call by its result and records how long
+// it took.
+func observeReconcile(took time.Duration, err error) {
+	result := "success"
+	if err != nil {
+		result = "error"
+	}
+	reconcileTotal.WithLabelValues(ControllerName, result).Inc()
+	reconcileTime.WithLabelValues(ControllerName).Observe(took.Seconds())
 }
 
 // enqueueFoo adds a Foo's namespace/name to the queue. The object may be a
