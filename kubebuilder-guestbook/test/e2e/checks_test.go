@@ -127,6 +127,12 @@ var checks = []kittest.Check{
 		},
 	},
 	{
+		Test:      "TestMetricsShowTheQueueAndTheReconciles",
+		Behaviour: "with --metrics-bind-address and --metrics-secure=false, /metrics shows the queue's adds, depth and latencies, every reconcile counted and timed, and the client's request and rate-limiter latencies; /debug/pprof/ answers",
+		Hint:      "the manager serves these, not the Reconciler: return a nil error when the work is done, so the reconciles count as successes",
+		Reread:    lesson + "#watch-the-loop",
+	},
+	{
 		Test:      "TestLeaderElectionHandsOverAndTheOldLeaderExits",
 		Behaviour: "with two managers only the leader reconciles; when it freezes the other takes over, and the old one exits",
 		Hint:      "leader election is the manager's; this fails when the new leader cannot make a Guestbook Available",

@@ -129,6 +129,12 @@ var checks = []kittest.Check{
 		},
 	},
 	{
+		Test:      "TestMetricsShowTheQueueAndTheReconciles",
+		Behaviour: "with --metrics-bind-address, /metrics shows the queue's adds, depth and latencies, every reconcile counted and timed, and the client's request and rate-limiter latencies; /debug/pprof/ answers",
+		Hint:      "the plumbing serves these, not the Reconciler: return nil when the work is done, so the reconciles count as successes",
+		Reread:    lesson + "#watch-the-loop",
+	},
+	{
 		Test:      "TestLeaderElectionFollowerTakesOverWhenLeaderIsKilled",
 		Behaviour: "with --leader-elect one replica leads; when it dies, the other takes over and reconciles a new Foo",
 		Hint:      "leader election is main.go's; this check also needs a new Foo's Deployment to be created (the first check)",

@@ -56,6 +56,12 @@ var checks = []kittest.Check{
 		Reread:    lesson + "#tests",
 	},
 	{
+		Test:      "TestMetricsShowTheQueueAndTheReconciles",
+		Behaviour: "with --metrics-bind-address, /metrics shows the queue's adds, depth and latencies, every reconcile counted and timed, and the client's rate-limiter wait; /debug/pprof/ answers",
+		Hint:      "the plumbing serves these, not the Reconciler: return nil when the work is done, so the reconciles count as successes",
+		Reread:    lesson + "#watch-the-loop",
+	},
+	{
 		Test:      "TestSIGTERMStopsTheControllerCleanly",
 		Behaviour: "SIGTERM stops the controller after its in-flight reconciles, with exit code 0",
 		Hint:      "Reconcile must return once its work is done and honour its context; do not block the workers",

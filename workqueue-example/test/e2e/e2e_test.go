@@ -311,3 +311,44 @@ func TestPodBeingDeletedGetsNoWrite(t *testing.T) {
 			strings.Join(entryLines(ofHeld), "\n"))
 	}
 }
+
+func TestMetricsShowTheQueueAndTheReconciles(t *testing.T) {
+	cs := clientset(t)
+	ns := kittest.Namespace(t, cs, "wq-metrics")
+	addr := kittest.FreeAddress(t)
+	startController(t, "--namespace="+ns, "--metrics-bind-address="+addr)
+
+	names := []string{"m-1", "m-2", "m-3"}
+	for _, name := range names {
+		createPod(t, cs, ns, name)
+	}
+	// Each Pod is reconciled at least once (the reference also for its own label
+	// write and the Pod's changes on its way to Running); then the queue is idle.
+	kittest.Eventually(t, deadline, "/metrics to show the queue's and the reconciles' series of an idle loop", func(ctx context.Context) (bool, error) {
+		m, err := kittest.Scrape(ctx, "http://"+addr+"/metrics")
+		if err != nil {
+			return false, err
+		}
+		err = m.CheckLoop("workqueue-example", "workqueue-example", len(names))
+		if err == nil && labelled(ctx, cs, ns, names) {
+			// A Reconciler that wrote the labels sent requests: the client
+			// observed them (its informers' watches alone are none).
+			err = m.CheckClient()
+		}
+		return err == nil, err
+	})
+	if err := kittest.GetOK(context.Background(), "http://"+addr+"/debug/pprof/"); err != nil {
+		t.Error(err)
+	}
+}
+
+// labelled reports whether every Pod of names in namespace carries phaseLabel.
+func labelled(ctx context.Context, cs kubernetes.Interface, namespace string, names []string) bool {
+	for _, name := range names {
+		pod, err := cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil || pod.Labels[phaseLabel] == "" {
+			return false
+		}
+	}
+	return true
+}
