@@ -147,6 +147,43 @@ func TestGuestbookInTerminatingNamespaceStopsQuietly(t *testing.T) {
 	}
 }
 
+func TestGuestbookInTerminatingNamespaceRecordsNoEvents(t *testing.T) {
+	ns := newNamespace(t)
+	createGuestbook(t, ns, "shop")
+	waitForChildren(t, ns, "shop")
+	for _, child := range children("shop") {
+		makeAvailable(t, ns, child)
+	}
+	waitForCondition(t, ns, "shop", webappv1.ConditionAvailable, metav1.ConditionTrue, "AllComponentsAvailable")
+	waitForExactlyEvents(t, ns, ReasonAvailable, 1)
+	if err := k8sClient.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatalf("deleting the namespace: %v", err)
+	}
+	eventually(t, "the namespace to be Terminating", func(ctx context.Context) (bool, error) {
+		var n corev1.Namespace
+		err := k8sClient.Get(ctx, types.NamespacedName{Name: ns}, &n)
+		return n.Status.Phase == corev1.NamespaceTerminating, err
+	})
+	events := recorder.count(ns)
+
+	// As the namespace empties, Pods go first: a component becomes unavailable.
+	// The status still changes (updates are allowed), but an Unavailable event
+	// would be refused, and logged as an error by client-go's recorder.
+	eventually(t, "Deployment shop-redis-follower unavailable", func(ctx context.Context) (bool, error) {
+		var d appsv1.Deployment
+		if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop-redis-follower"}, &d); err != nil {
+			return false, err
+		}
+		d.Status.AvailableReplicas, d.Status.ReadyReplicas = 0, 0
+		return true, k8sClient.Status().Update(ctx, &d)
+	})
+	waitForCondition(t, ns, "shop", webappv1.ConditionAvailable, metav1.ConditionFalse, "ComponentsUnavailable")
+	expectQuiet(t, ns, len(written.in(ns)), reconciled.get(ns), time.Second)
+	if n := recorder.count(ns) - events; n != 0 {
+		t.Errorf("%d events recorded into a terminating namespace; want none", n)
+	}
+}
+
 // updateGuestbook reads the Guestbook, lets change modify it, and writes it back,
 // again until the write succeeds; change returns false while the Guestbook is not
 // yet ready for it (nothing is written then).

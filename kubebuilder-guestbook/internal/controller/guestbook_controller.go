@@ -111,6 +111,7 @@ var _ reconcile.Reconciler = &GuestbookReconciler{}
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",namespace=kubebuilder-guestbook-system,resources=configmaps,verbs=get;create;update
 
 // Reconcile brings the Guestbook named by req to its spec. It is level-triggered:
@@ -170,7 +171,9 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, nil
 	case errors.As(err, &notOwned):
 		// A person has to resolve this; the watch by name (NewControllerBuilder)
-		// brings the change that does.
+		// brings the change that does. Meanwhile the status claims no replicas
+		// of a Deployment the Guestbook does not control.
+		forgetComponent(&gb, notOwned)
 		setBlocked(&gb, ReasonChildConflict, notOwned.Error())
 		return ctrl.Result{}, r.updateStatus(ctx, &gb, oldStatus)
 	case err != nil:

@@ -430,6 +430,9 @@ func TestGuestbookNoticesChildThatLostItsOwnerReference(t *testing.T) {
 	if msg := meta.FindStatusCondition(gb.Status.Conditions, webappv1.ConditionDegraded).Message; !strings.Contains(msg, "Deployment shop-frontend") {
 		t.Errorf("Degraded message %q does not name Deployment shop-frontend", msg)
 	}
+	if gb.Status.Frontend != (webappv1.ComponentStatus{}) {
+		t.Errorf("status.frontend = %+v while its Deployment is not the Guestbook's; want zero counts (no claim on Pods it does not control)", gb.Status.Frontend)
+	}
 
 	// kubectl scale deployment shop-frontend --replicas=4: no owner reference
 	// leads from it to the Guestbook any more, its name does.

@@ -24,8 +24,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
@@ -63,6 +65,23 @@ func setObserved(gb *webappv1.Guestbook, deployments map[string]*appsv1.Deployme
 		setCondition(gb, webappv1.ConditionProgressing, metav1.ConditionTrue, "RollingOut", "rolling out: "+strings.Join(rolling, ", "))
 	}
 	setCondition(gb, webappv1.ConditionDegraded, metav1.ConditionFalse, "AsExpected", "the operator can bring the Guestbook to its spec")
+}
+
+// forgetComponent zeroes the replica counts of the component whose Deployment
+// is the object of conflict, so the status does not report Pods of a Deployment
+// the Guestbook does not control. A conflicting Service changes no count.
+func forgetComponent(gb *webappv1.Guestbook, conflict *notOwnedError) {
+	if conflict.kind != "Deployment" {
+		return
+	}
+	switch conflict.name {
+	case gb.Name + webappv1.FrontendSuffix:
+		gb.Status.Frontend = webappv1.ComponentStatus{}
+	case gb.Name + webappv1.RedisLeaderSuffix:
+		gb.Status.RedisLeader = webappv1.ComponentStatus{}
+	case gb.Name + webappv1.RedisFollowerSuffix:
+		gb.Status.RedisFollower = webappv1.ComponentStatus{}
+	}
 }
 
 // setBlocked records that the Reconciler cannot bring the Guestbook to its spec,
@@ -110,8 +129,31 @@ func (r *GuestbookReconciler) updateStatus(ctx context.Context, gb *webappv1.Gue
 	if err := r.Status().Update(ctx, gb); err != nil {
 		return ignoreConflictErr(ctx, fmt.Errorf("updating status: %w", err))
 	}
+	if goingAway, err := r.namespaceGoingAway(ctx, gb.Namespace); err != nil || goingAway {
+		// No one is left to read an event there, and the API server would
+		// refuse it. An error here only costs the events of this transition.
+		return nil
+	}
 	r.recordTransitions(gb, old.Conditions)
 	return nil
+}
+
+// namespaceGoingAway reports whether the namespace is being deleted (or is gone).
+// The API server refuses new events there, and client-go's events.k8s.io
+// recorder logs each refusal as an error (its older core/v1 recorder, in
+// tools/record, treats the NamespaceTerminating cause as expected), so the
+// Reconciler records none. It reads only the namespace's metadata, from the
+// manager's cache: the first call starts a metadata-only informer on Namespaces.
+func (r *GuestbookReconciler) namespaceGoingAway(ctx context.Context, name string) (bool, error) {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	if err := r.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, fmt.Errorf("reading namespace %s: %w", name, err)
+	}
+	return !ns.DeletionTimestamp.IsZero(), nil
 }
 
 // recordTransitions records one event per real transition: Degraded turning True

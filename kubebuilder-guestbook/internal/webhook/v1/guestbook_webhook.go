@@ -81,12 +81,24 @@ func (v *GuestbookValidator) ValidateCreate(_ context.Context, gb *webappv1.Gues
 
 // ValidateUpdate rejects an update that changes the spec to one the children
 // cannot carry, with an error naming the field. An update to a Guestbook that is
-// being deleted, or one that leaves the spec as it was (a label, a finalizer),
-// is always admitted: a spec stored while this webhook was off must not keep the
+// being deleted, or one that leaves the spec as it was apart from the images the
+// defaulting webhook fills in (a label, a finalizer), is always admitted: a spec stored while this webhook was off must not keep the
 // operator from adding or removing its finalizer, which would leave the
 // Guestbook, and its namespace, Terminating for ever.
-func (v *GuestbookValidator) ValidateUpdate(_ context.Context, old, gb *webappv1.Guestbook) (admission.Warnings, error) {
-	if !gb.DeletionTimestamp.IsZero() || equality.Semantic.DeepEqual(old.Spec, gb.Spec) {
+func (v *GuestbookValidator) ValidateUpdate(ctx context.Context, old, gb *webappv1.Guestbook) (admission.Warnings, error) {
+	if !gb.DeletionTimestamp.IsZero() {
+		return nil, nil
+	}
+	// The defaulting webhook ran on gb but not on old: a Guestbook stored without
+	// it has empty images that this update fills in. Compare both defaulted, or
+	// the operator's finalizer update would count as a spec change.
+	before, after := old.DeepCopy(), gb.DeepCopy()
+	for _, g := range []*webappv1.Guestbook{before, after} {
+		if err := (&GuestbookDefaulter{}).Default(ctx, g); err != nil {
+			return nil, err
+		}
+	}
+	if equality.Semantic.DeepEqual(before.Spec, after.Spec) {
 		return nil, nil
 	}
 	if errs := webappv1.ValidateSpec(&gb.Spec); len(errs) > 0 {

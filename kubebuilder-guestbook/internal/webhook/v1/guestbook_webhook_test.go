@@ -150,6 +150,8 @@ func TestValidateUpdateJudgesOnlyAChangedSpecOfALiveGuestbook(t *testing.T) {
 	scaled.Spec.Frontend.Replicas = ptr.To[int32](3)
 	broken := guestbook("trapped")
 	broken.Spec.Redis.Image = "docker.io/redis 6.0.5"
+	defaulted := labelled.DeepCopy() // as the defaulting webhook hands it over
+	defaulted.Spec.Frontend.Image = webappv1.DefaultFrontendImage
 	tests := []struct {
 		name     string
 		old, new *webappv1.Guestbook
@@ -157,6 +159,7 @@ func TestValidateUpdateJudgesOnlyAChangedSpecOfALiveGuestbook(t *testing.T) {
 	}{
 		{"being deleted, finalizer removed", spaced(), deleting, true},
 		{"spec unchanged, label added", spaced(), labelled, true},
+		{"spec unchanged but for a defaulted image, label added", spaced(), defaulted, true},
 		{"spec changed, the bad image kept", spaced(), scaled, false},
 		{"spec changed to a bad image", guestbook("trapped"), broken, false},
 	}
@@ -171,20 +174,25 @@ func TestValidateUpdateJudgesOnlyAChangedSpecOfALiveGuestbook(t *testing.T) {
 	}
 }
 
-// The webhook-on-delete case, through the API server: a Guestbook stored while
-// the validating webhook was off, with an image no Pod can use and a finalizer;
-// with the webhook on again, an update that adds a label and the update that
-// removes the finalizer of the deleted Guestbook are both admitted.
+// TestFinalizerOfGuestbookStoredWhileWebhookWasOffCanBeRemoved stores, with both
+// webhooks off, a Guestbook whose spec the validating webhook would refuse and
+// which the defaulting webhook never filled in (no frontend image), with the
+// operator's finalizer. With the webhooks on again, updates that leave the spec
+// alone (a label, the finalizer) are admitted, although the defaulting webhook
+// fills in the missing image on each of them.
 func TestFinalizerOfGuestbookStoredWhileWebhookWasOffCanBeRemoved(t *testing.T) {
 	ctx := context.Background()
 	gb := guestbook("stored-while-off")
 	gb.Spec.Redis.Image = "docker.io/redis 6.0.5"
 	gb.Finalizers = []string{"webapp.controller-kit.dev/directory-entry"}
-	withValidatingWebhookOff(t, func() {
+	withWebhooksOff(t, func() {
 		if err := k8sClient.Create(ctx, gb); err != nil {
-			t.Fatalf("creating with the webhook off: %v", err)
+			t.Fatalf("creating with the webhooks off: %v", err)
 		}
 	})
+	if gb.Spec.Frontend.Image != "" {
+		t.Fatalf("stored frontend image %q; want it empty (stored without the defaulting webhook)", gb.Spec.Frontend.Image)
+	}
 
 	metav1.SetMetaDataLabel(&gb.ObjectMeta, "team", "web")
 	if err := k8sClient.Update(ctx, gb); err != nil {
@@ -205,19 +213,26 @@ func TestFinalizerOfGuestbookStoredWhileWebhookWasOffCanBeRemoved(t *testing.T) 
 	}
 }
 
-// withValidatingWebhookOff runs do with the validating webhook configuration
-// deleted, then installs it again and waits until the API server calls the
-// webhook again (it refuses a dry-run create of a Guestbook only it rejects).
-func withValidatingWebhookOff(t *testing.T, do func()) {
+// withWebhooksOff runs do with both webhook configurations (validating and
+// mutating) deleted, then installs them again and waits until the API server
+// calls them again: it probes with dry-run creates, one the validating webhook
+// refuses and one the defaulting webhook fills in.
+func withWebhooksOff(t *testing.T, do func()) {
 	t.Helper()
 	ctx := context.Background()
-	var configs admissionregistrationv1.ValidatingWebhookConfigurationList
-	if err := k8sClient.List(ctx, &configs); err != nil || len(configs.Items) != 1 {
-		t.Fatalf("listing validating webhook configurations = %d, %v; want the one envtest installed", len(configs.Items), err)
+	var validating admissionregistrationv1.ValidatingWebhookConfigurationList
+	if err := k8sClient.List(ctx, &validating); err != nil || len(validating.Items) != 1 {
+		t.Fatalf("listing validating webhook configurations = %d, %v; want the one envtest installed", len(validating.Items), err)
 	}
-	config := configs.Items[0]
-	if err := k8sClient.Delete(ctx, &config); err != nil {
-		t.Fatal(err)
+	var mutating admissionregistrationv1.MutatingWebhookConfigurationList
+	if err := k8sClient.List(ctx, &mutating); err != nil || len(mutating.Items) != 1 {
+		t.Fatalf("listing mutating webhook configurations = %d, %v; want the one envtest installed", len(mutating.Items), err)
+	}
+	configs := []client.Object{&validating.Items[0], &mutating.Items[0]}
+	for _, config := range configs {
+		if err := k8sClient.Delete(ctx, config); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rejectedByWebhook := func(ctx context.Context) bool {
 		gb := guestbook("probe")
@@ -225,15 +240,22 @@ func withValidatingWebhookOff(t *testing.T, do func()) {
 		err := k8sClient.Create(ctx, gb, client.DryRunAll)
 		return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "spec.frontend.image")
 	}
-	waitFor(t, "the webhook to be off", func(ctx context.Context) bool { return !rejectedByWebhook(ctx) })
+	defaultedByWebhook := func(ctx context.Context) bool {
+		gb := guestbook("probe")
+		return k8sClient.Create(ctx, gb, client.DryRunAll) == nil && gb.Spec.Frontend.Image != ""
+	}
+	waitFor(t, "the webhooks to be off", func(ctx context.Context) bool { return !rejectedByWebhook(ctx) && !defaultedByWebhook(ctx) })
 
 	do()
 
-	config.ResourceVersion, config.UID = "", ""
-	if err := k8sClient.Create(ctx, &config); err != nil {
-		t.Fatalf("installing the validating webhook again: %v", err)
+	for _, config := range configs {
+		config.SetResourceVersion("")
+		config.SetUID("")
+		if err := k8sClient.Create(ctx, config); err != nil {
+			t.Fatalf("installing the webhook configuration %s again: %v", config.GetName(), err)
+		}
 	}
-	waitFor(t, "the webhook to be on again", rejectedByWebhook)
+	waitFor(t, "the webhooks to be on again", func(ctx context.Context) bool { return rejectedByWebhook(ctx) && defaultedByWebhook(ctx) })
 }
 
 // waitFor polls cond every 100 ms for up to 30 s, failing the test with what
