@@ -141,8 +141,8 @@ vet: ## gofmt and go vet every module of the workspace, e2e suites included.
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt would change these files; run gofmt -w on them:" >&2; echo "$$out" >&2; exit 1; fi
 	@# Each tier's test/e2e is a module of its own, and ./<tier>/... stops at a
 	@# module's edge: the e2e modules are named one by one, and so is lesson 0's.
-	@echo ">> go vet -tags e2e ($(TIERS), their test/e2e modules, workqueue-example/test/lesson0, hack/kittest)"
-	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) $(addsuffix /test/e2e,$(TIERS)) workqueue-example/test/lesson0 hack/kittest))
+	@echo ">> go vet -tags e2e ($(TIERS), their test/e2e modules, workqueue-example/test/lesson0, hack/kittest, hack/reliability)"
+	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) $(addsuffix /test/e2e,$(TIERS)) workqueue-example/test/lesson0 hack/kittest hack/reliability))
 	@echo ">> go vet -tags e2e_kind (kubebuilder-guestbook/test/e2e: kubebuilder's kind suite)"
 	@go vet -tags e2e_kind ./kubebuilder-guestbook/test/e2e/...
 	@echo ">> go vet (hack/bench, outside the workspace)"
@@ -178,6 +178,16 @@ test-checks: ## The checks stay honest: each lesson's stub fails exactly the che
 .PHONY: test-solutions
 test-solutions: ## Each exercise check passes against its solution (docs/solutions) and fails against the reference (lessons in parallel).
 	@hack/test-lessons.sh --solution
+
+# make test-reliability knobs: how many Foos and Guestbooks the crash scenarios
+# create at once (make test runs them smaller).
+RELIABILITY_FOOS ?= 500
+RELIABILITY_GUESTBOOKS ?= 50
+
+.PHONY: test-reliability
+test-reliability: ## Reliability scenarios (a controller killed mid-burst, bad input) on a fresh local cluster of their own; table + _output/reliability.json.
+	@hack/build-bins.sh cluster
+	@cd hack/reliability && go test -tags e2e -count=1 -timeout 60m -v . -args -foos=$(RELIABILITY_FOOS) -guestbooks=$(RELIABILITY_GUESTBOOKS)
 
 # make bench knobs: N Foos per burst, IDLE window, REPEAT runs, SCENARIOS to run.
 N ?= 200

@@ -1,0 +1,237 @@
+//go:build e2e
+
+package reliability
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/controller-kit/controller-kit/hack/kittest"
+	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/controller-kit/controller-kit/sample-controller/pkg/generated/clientset/versioned"
+)
+
+// createWorkers is how many goroutines create a burst's objects at once.
+const createWorkers = 16
+
+// TestFooBurstSurvivesControllerCrash creates a burst of Foos, kills
+// sample-controller with SIGKILL (no shutdown, no cleanup: a node lost, an OOM
+// kill) once about a third of their Deployments exist, and starts a new one.
+// The new controller knows nothing of the old one's work but what the API server
+// holds: it lists Foos and Deployments, and its Reconciler creates only the
+// Deployments that are missing. Every Foo ends with exactly one Deployment, which
+// it controls, and reports its replicas available; no Foo reports a Deployment
+// it does not own (ErrResourceExists), which would mean the controller mistook
+// its own earlier work for someone else's.
+func TestFooBurstSurvivesControllerCrash(t *testing.T) {
+	scenario(t)
+	n := *foos
+	cs := kittest.Clientset(t)
+	fooClient, err := versioned.NewForConfig(kittest.Config(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := kittest.Namespace(t, cs, "crash-foo")
+	ctx := context.Background()
+	started := time.Now()
+
+	first := startSampleController(t, "controller-killed", ns)
+	kittest.Eventually(t, deadline, "the first controller to start its workers", func(context.Context) (bool, error) {
+		return len(first.Lines("Starting workers")) > 0, nil
+	})
+	third := deploymentsReach(t, cs, ns, max(n/3, 1))
+	if err := forEach(ctx, n, func(ctx context.Context, i int) error {
+		_, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Create(ctx, &samplev1alpha1.Foo{
+			ObjectMeta: metav1.ObjectMeta{Name: fooName(i)},
+			Spec:       samplev1alpha1.FooSpec{DeploymentName: fooName(i), Replicas: ptr.To[int32](1)},
+		}, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		t.Fatalf("creating %d Foos: %v", n, err)
+	}
+	select {
+	case <-third:
+	case <-time.After(deadline):
+		t.Fatalf("timed out after %s waiting for a third of %d Deployments", deadline, n)
+	}
+	first.Signal(syscall.SIGKILL)
+	if _, err := first.Wait(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	record(t, "Foos in the burst", float64(n), "")
+
+	restarted := time.Now()
+	second := startSampleController(t, "controller-restarted", ns)
+	kittest.Eventually(t, deadline, fmt.Sprintf("all %d Foos to report 1 available replica", n), func(ctx context.Context) (bool, error) {
+		list, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		converged := 0
+		for _, foo := range list.Items {
+			if foo.Status.AvailableReplicas == 1 && foo.Status.ObservedGeneration == foo.Generation {
+				converged++
+			}
+		}
+		return converged == n, nil
+	})
+	record(t, "converged after restart", time.Since(restarted).Seconds(), "s")
+
+	// Exactly one Deployment per Foo, controlled by that Foo.
+	list, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uids := map[string]string{}
+	for _, foo := range list.Items {
+		uids[string(foo.UID)] = foo.Name
+	}
+	deployments, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perFoo := map[string]int{}
+	for _, d := range deployments.Items {
+		ref := metav1.GetControllerOf(&d)
+		if ref == nil || ref.Kind != "Foo" || uids[string(ref.UID)] != d.Name {
+			t.Errorf("Deployment %s is not controlled by its Foo: controller reference %+v", d.Name, ref)
+			continue
+		}
+		perFoo[d.Name]++
+	}
+	if len(deployments.Items) != n || len(perFoo) != n {
+		t.Errorf("%d Deployments for %d Foos (%d Foos have one); want exactly one each", len(deployments.Items), n, len(perFoo))
+	}
+
+	// Nothing the controller made is taken for someone else's.
+	events, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("reason", "ErrResourceExists").String(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		t.Errorf("Foo %s reported a Deployment it does not own: %s", e.InvolvedObject.Name, e.Message)
+	}
+
+	// The audit log says what each controller created: every Deployment once,
+	// by one controller or the other. (A request the first sent just before it
+	// died may still be answered after the restart: it was received before.)
+	time.Sleep(2 * time.Second) // the API server logs a request a moment after answering it
+	sa := "system:serviceaccount:" + sampleControllerNamespace + ":" + sampleControllerServiceAccount
+	var before, after, refused int
+	for _, e := range kittest.Writes(t, started, func(e kittest.AuditEntry) bool {
+		return e.User == sa && e.Verb == "create" && e.Resource == "deployments" && e.Namespace == ns
+	}) {
+		switch {
+		case e.Code == http.StatusConflict:
+			refused++
+		case e.Code != http.StatusCreated:
+		case e.Received.Before(restarted):
+			before++
+		default:
+			after++
+		}
+	}
+	record(t, "Deployments created before the kill", float64(before), "")
+	record(t, "Deployments created after the restart", float64(after), "")
+	record(t, "creates refused as already existing", float64(refused), "")
+	if before+after != n {
+		t.Errorf("the controllers created %d Deployments (%d before the kill, %d after the restart); want %d, each once", before+after, before, after, n)
+	}
+	second.RequireNoLine(t, "Starting workers", "the API server refused a request (forbidden): the controller asked for something config/rbac does not grant", "forbidden")
+}
+
+// sampleControllerNamespace and sampleControllerServiceAccount are where
+// sample-controller's config/rbac binds its RBAC.
+const (
+	sampleControllerNamespace      = "sample-controller-system"
+	sampleControllerServiceAccount = "sample-controller"
+)
+
+// startSampleController runs sample-controller as its shipped ServiceAccount
+// (by impersonation), watching only namespace.
+func startSampleController(t *testing.T, name, namespace string) *kittest.Process {
+	t.Helper()
+	return kittest.StartProcess(t, name, sampleControllerBin,
+		"--kubeconfig="+kittest.ImpersonatingKubeconfig(t, sampleControllerNamespace, sampleControllerServiceAccount),
+		"--namespace="+namespace, "-v=2")
+}
+
+// fooName is the name of the burst's i-th object.
+func fooName(i int) string { return fmt.Sprintf("foo-%04d", i) }
+
+// deploymentsReach watches the Deployments of namespace and returns a channel
+// closed once at least n have been created (it starts watching before it
+// returns, so nothing created afterwards is missed). The watch ends with the test.
+func deploymentsReach(t *testing.T, cs kubernetes.Interface, namespace string, n int) <-chan struct{} {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := cs.AppsV1().Deployments(namespace).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("watching Deployments: %v", err)
+	}
+	reached := make(chan struct{})
+	go func() {
+		defer w.Stop()
+		seen := 0
+		for ev := range w.ResultChan() {
+			if _, ok := ev.Object.(*appsv1.Deployment); ok && ev.Type == watch.Added {
+				if seen++; seen == n {
+					close(reached)
+				}
+			}
+		}
+	}()
+	return reached
+}
+
+// forEach runs do(ctx, i) for i in [0, n) on createWorkers goroutines and
+// returns the first error.
+func forEach(ctx context.Context, n int, do func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	errs := make(chan error, createWorkers)
+	var wg sync.WaitGroup
+	for range createWorkers {
+		wg.Go(func() {
+			for i := range next {
+				if err := do(ctx, i); err != nil {
+					errs <- err
+					cancel()
+					return
+				}
+			}
+		})
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
