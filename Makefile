@@ -193,7 +193,7 @@ test-reliability: ## Reliability scenarios (a controller killed mid-burst, bad i
 N ?= 200
 IDLE ?= 60s
 REPEAT ?= 1
-SCENARIOS ?= ours,upstream,floor,guestbook
+SCENARIOS ?= ours,upstream,ours-upstream-settings,floor,guestbook
 
 .PHONY: bench
 bench: ## Performance scenarios on fresh local clusters, ours beside upstream and the floor (N=200).

@@ -23,8 +23,9 @@ import (
 )
 
 // benchCluster is the name of the local cluster each scenario gets afresh; it
-// lives beside the learner's controller-kit and make test's controller-kit-test.
-const benchCluster = "controller-kit-bench"
+// lives beside the learner's controller-kit and make test's controller-kit-test
+// (-cluster names another, for two benches on one machine).
+var benchCluster = "controller-kit-bench"
 
 // cluster is one freshly created local cluster and the clients the harness uses on it.
 type cluster struct {

@@ -20,8 +20,8 @@ func markdown(o options, results []result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### make bench N=%d (idle window %s, %d run(s) each, %d CPUs, %s)\n\n",
 		o.n, o.idle, o.repeat, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
-	b.WriteString("| scenario | objects | all Deployments exist | all converged | idle: custom-resource writes | idle: Deployment writes | idle: Events | peak RSS | CPU |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| scenario | objects | all Deployments exist | all converged | client throttling | peak queue depth | idle: custom-resource writes | idle: Deployment writes | idle: Events | peak RSS | CPU |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	byName := map[string]result{}
 	for _, r := range results {
 		byName[r.Scenario] = r
@@ -33,11 +33,21 @@ func markdown(o options, results []result) string {
 		if r.PeakRSSMiB > 0 {
 			rss, cpu = fmt.Sprintf("%.0f MiB", r.PeakRSSMiB), fmt.Sprintf("%.1f s", r.CPUSeconds)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.2f s | %.2f s | %s | %s | %s | %s | %s |\n",
-			r.Scenario, r.Objects, r.DeploymentsExist, r.Converged, idle[0], idle[1], idle[2], rss, cpu)
+		throttling, depth := "-", "-"
+		if r.RateLimiterWaitSeconds != nil {
+			throttling = fmt.Sprintf("%.1f s", *r.RateLimiterWaitSeconds)
+		}
+		if r.PeakQueueDepth != nil {
+			depth = fmt.Sprintf("%.0f", *r.PeakQueueDepth)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.2f s | %.2f s | %s | %s | %s | %s | %s | %s | %s |\n",
+			r.Scenario, r.Objects, r.DeploymentsExist, r.Converged, throttling, depth, idle[0], idle[1], idle[2], rss, cpu)
 	}
 	b.WriteString("\n\"all converged\": Foos report every replica available (guestbook: condition Available); " +
-		"for the floor, its last status write returned.\n")
+		"for the floor, its last status write returned. \"client throttling\": how long the burst's requests waited " +
+		"for the controller's own client-side rate limiter, summed over requests (rest_client_rate_limiter_duration_seconds); " +
+		"\"peak queue depth\": the highest workqueue_depth sampled every " + depthSampling.String() + " until convergence; " +
+		"both from the controller's /metrics (upstream has none: ours-upstream-settings is ours with its settings).\n")
 	ours, okOurs := byName["ours"]
 	if up, ok := byName["upstream"]; ok && okOurs {
 		fmt.Fprintf(&b, "\nours / upstream: Deployments exist %.2fx, converged %.2fx, peak RSS %.2fx\n",
@@ -66,7 +76,7 @@ func writeOutputs(dir string, results []result) error {
 	p.Legend.Top, p.Legend.Left = false, false
 	colors := map[string]color.RGBA{
 		"ours": {R: 0x1f, G: 0x77, B: 0xb4, A: 255}, "upstream": {R: 0xd6, G: 0x27, B: 0x28, A: 255},
-		"floor": {R: 0x7f, G: 0x7f, B: 0x7f, A: 255},
+		"floor": {R: 0x7f, G: 0x7f, B: 0x7f, A: 255}, "ours-upstream-settings": {R: 0xff, G: 0x7f, B: 0x0e, A: 255},
 	}
 	for _, r := range results {
 		c, ok := colors[r.Scenario]

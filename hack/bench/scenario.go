@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -33,6 +34,9 @@ const (
 	settle = 2 * time.Second
 	// stopTimeout is how long a controller has to exit after SIGTERM before SIGKILL.
 	stopTimeout = 10 * time.Second
+	// depthSampling is how often the burst scrapes the controller's /metrics for
+	// its queue depth.
+	depthSampling = 250 * time.Millisecond
 )
 
 var fooGVR = schema.GroupVersionResource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"}
@@ -57,6 +61,16 @@ type result struct {
 	CPUSeconds float64 `json:"cpuSeconds,omitempty"`
 	// Timeline holds, sorted, when each Deployment of the burst was first seen.
 	Timeline []float64 `json:"deploymentTimeline"`
+	// The controller's own view of the burst, from its /metrics; nil for a
+	// controller without metrics (upstream) and for the floor.
+	// RateLimiterWaitSeconds is how long the burst's requests waited, summed over
+	// requests, for the client's own rate limiter
+	// (rest_client_rate_limiter_duration_seconds_sum, end minus start): client
+	// throttling.
+	RateLimiterWaitSeconds *float64 `json:"rateLimiterWaitSeconds,omitempty"`
+	// PeakQueueDepth is the highest workqueue_depth of the controller's queue,
+	// sampled every depthSampling from the burst's start until convergence.
+	PeakQueueDepth *float64 `json:"peakQueueDepth,omitempty"`
 }
 
 // tracker records when each key first met a condition, and closes done once want
@@ -125,6 +139,11 @@ type controllerScenario struct {
 	ready          func(u *unstructured.Unstructured) bool
 	// podsPer is how many pods one object ends up with (sizes the fake nodes).
 	podsPer int
+	// metricsArgs are the flags that serve the controller's /metrics on addr,
+	// and queue the name of its workqueue there; nil for a controller without
+	// metrics.
+	metricsArgs func(addr string) []string
+	queue       string
 }
 
 // run creates a fresh cluster, starts the controller, proves it works on one
@@ -158,7 +177,17 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 	dynInformers.Start(ctx.Done())
 	dynInformers.WaitForCacheSync(ctx.Done())
 
-	proc, err := kittest.Start(s.name, filepath.Join(o.out, s.name+".log"), s.bin, s.args(c.kubeconfig)...)
+	args := s.args(c.kubeconfig)
+	var metricsURL string
+	if s.metricsArgs != nil {
+		addr, err := freeAddress()
+		if err != nil {
+			return res, err
+		}
+		metricsURL = "http://" + addr + "/metrics"
+		args = append(args, s.metricsArgs(addr)...)
+	}
+	proc, err := kittest.Start(s.name, filepath.Join(o.out, s.name+".log"), s.bin, args...)
 	if err != nil {
 		return res, err
 	}
@@ -167,6 +196,12 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 		return res, fmt.Errorf("%s did not reconcile the warm-up object (see %s.log): %w", s.name, s.name, err)
 	}
 
+	var watch *metricsWatch
+	if metricsURL != "" {
+		if watch, err = watchMetrics(ctx, metricsURL, s.queue); err != nil {
+			return res, fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
 	start := time.Now()
 	deployments.begin(start)
 	ready.begin(start)
@@ -185,6 +220,11 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 		return res, err
 	}
 	res.Converged = readyTimes[len(readyTimes)-1]
+	if watch != nil {
+		if res.RateLimiterWaitSeconds, res.PeakQueueDepth, err = watch.stop(ctx); err != nil {
+			return res, fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
 
 	// Events are recorded asynchronously, a moment after the write they describe:
 	// let those of the burst's last transitions land before the window opens.
@@ -215,6 +255,77 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 	}
 	res.Idle, res.IdleSeconds = &counts, idleEnd.Sub(idleStart).Seconds()
 	return res, nil
+}
+
+// metricsWatch follows a controller's /metrics through a burst: the client's
+// rate-limiter wait at the start, and the highest queue depth seen since.
+type metricsWatch struct {
+	url, queue string
+	waitBefore float64
+	done       chan struct{}
+	stopped    chan struct{}
+	mu         sync.Mutex
+	peak       float64
+	lastErr    error
+}
+
+// watchMetrics reads the rate-limiter wait so far and starts sampling the
+// depth of the queue called queue every depthSampling.
+func watchMetrics(ctx context.Context, url, queue string) (*metricsWatch, error) {
+	m, err := kittest.Scrape(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	w := &metricsWatch{url: url, queue: queue, done: make(chan struct{}), stopped: make(chan struct{})}
+	w.waitBefore, _ = m.HistogramSum("rest_client_rate_limiter_duration_seconds", nil)
+	go func() {
+		defer close(w.stopped)
+		tick := time.NewTicker(depthSampling)
+		defer tick.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-tick.C:
+			}
+			m, err := kittest.Scrape(ctx, url)
+			w.mu.Lock()
+			if err != nil {
+				w.lastErr = err
+			} else if depth, _ := m.Value("workqueue_depth", map[string]string{"name": queue}); depth > w.peak {
+				w.peak = depth
+			}
+			w.mu.Unlock()
+		}
+	}()
+	return w, nil
+}
+
+// stop ends the sampling and returns the rate-limiter wait since
+// watchMetrics and the peak queue depth.
+func (w *metricsWatch) stop(ctx context.Context) (wait, peak *float64, err error) {
+	close(w.done)
+	<-w.stopped
+	m, err := kittest.Scrape(ctx, w.url)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, found := m.Value("workqueue_depth", map[string]string{"name": w.queue}); !found {
+		return nil, nil, fmt.Errorf("%s has no workqueue_depth of the queue %q (last sampling error: %v)", w.url, w.queue, w.lastErr)
+	}
+	after, _ := m.HistogramSum("rest_client_rate_limiter_duration_seconds", nil)
+	total := after - w.waitBefore
+	return &total, &w.peak, nil
+}
+
+// freeAddress returns a 127.0.0.1 address with a port nobody listens on now.
+func freeAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 // warmUp creates one object in the warm-up namespace and waits for its Deployments.
