@@ -11,6 +11,8 @@
 #     own e2e checks pass: each tier's e2e suite, then `make check` against the stub
 #     and against the exercise solution;
 #   - a smoke run of `make bench` (its own clusters; timings are never checked).
+#   - the reliability scenarios (make test-reliability), smaller: 60 Foos and the
+#     bad-input table, on a cluster of their own (controller-kit-reliability).
 #
 # The test cluster is deleted afterwards whether the suites pass or fail; on failure
 # the tail of every control-plane component's log is printed, and so is the log of
@@ -52,6 +54,7 @@ teardown() {
 	hack/local-down.sh || true
 	# The bench deletes its own cluster when it ends, but not when it is killed.
 	KIT_CLUSTER=controller-kit-bench hack/local-down.sh >/dev/null 2>&1 || true
+	KIT_CLUSTER=controller-kit-reliability hack/local-down.sh >/dev/null 2>&1 || true
 	exit $rc
 }
 interrupted() {
@@ -94,6 +97,11 @@ step "5/5 lessons 0-3 (e2e suites, checks against the stubs, exercise solutions)
 # It starts after local-up: clusters are created one at a time.
 kit_log "bench smoke run in the background (N=5; log and table: $KIT_OUT/bench-smoke.log)"
 background "$KIT_OUT/bench-smoke.log" "bench smoke run" nice -n 10 make --no-print-directory bench N=5 IDLE=5s &
+jobs_pids+=($!)
+# The reliability scenarios with a smaller burst; the full one is make test-reliability.
+kit_log "reliability scenarios in the background (60 Foos; log and table: $KIT_OUT/reliability.log)"
+background "$KIT_OUT/reliability.log" "reliability scenarios" \
+	nice -n 10 make --no-print-directory test-reliability RELIABILITY_FOOS=60 RELIABILITY_GUESTBOOKS=5 &
 jobs_pids+=($!)
 # The lessons run in the background too, so that an interrupt reaches the trap
 # at once instead of after they end.
