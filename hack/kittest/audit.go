@@ -46,6 +46,16 @@ type AuditEntry struct {
 	// Code is the HTTP status code of the response, such as 201; 0 when the log
 	// has none.
 	Code int
+	// Message is the API server's message for a refused request, such as
+	// `deployments.apps "web" is forbidden: ...`; "" for one that succeeded.
+	Message string
+	// Causes are the reasons in the refusal's details, such as
+	// "NamespaceTerminating" (corev1.NamespaceTerminatingCause); nil when it has none.
+	Causes []string
+	// Authorization is the authorizer's decision on the request: "allow" or
+	// "forbid" ("" when the log has none). A 403 after "allow" was refused by
+	// admission (a webhook or an admission plugin), not by RBAC.
+	Authorization string
 }
 
 // IsWrite reports whether the request was one that changes objects: create,
@@ -96,8 +106,15 @@ type auditEvent struct {
 		Name        string `json:"name"`
 	} `json:"objectRef"`
 	ResponseStatus struct {
-		Code int `json:"code"`
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Details *struct {
+			Causes []struct {
+				Reason string `json:"reason"`
+			} `json:"causes"`
+		} `json:"details"`
 	} `json:"responseStatus"`
+	Annotations map[string]string `json:"annotations"`
 }
 
 // ReadAuditLog reads the audit log at path and returns, in the order they were
@@ -143,6 +160,14 @@ func ReadAuditLog(path string) ([]AuditEntry, error) {
 			Namespace:   ev.ObjectRef.Namespace,
 			Name:        ev.ObjectRef.Name,
 			Code:        ev.ResponseStatus.Code,
+			Message:     ev.ResponseStatus.Message,
+			// The authorizer's annotation, as the API server's audit package names it.
+			Authorization: ev.Annotations["authorization.k8s.io/decision"],
+		}
+		if d := ev.ResponseStatus.Details; d != nil {
+			for _, c := range d.Causes {
+				e.Causes = append(e.Causes, c.Reason)
+			}
 		}
 		if ev.ImpersonatedUser != nil && ev.ImpersonatedUser.Username != "" {
 			e.User = ev.ImpersonatedUser.Username

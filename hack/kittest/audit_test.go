@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -94,6 +95,23 @@ func entryLines(entries []AuditEntry) string {
 		s += "  " + e.String() + " " + e.UserAgent + "\n"
 	}
 	return s
+}
+
+func TestReadAuditLogKeepsWhyARequestWasRefused(t *testing.T) {
+	// A create refused in a namespace being deleted, as the kit's API server logs it.
+	line := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","stage":"ResponseComplete","verb":"create",` +
+		`"user":{"username":"kwok-admin"},"objectRef":{"resource":"events","namespace":"gone","name":"web.1","apiVersion":"v1"},` +
+		`"responseStatus":{"metadata":{},"status":"Failure","message":"events \"web.1\" is forbidden: unable to create new content in namespace gone because it is being terminated",` +
+		`"reason":"Forbidden","details":{"name":"web.1","kind":"events","causes":[{"reason":"NamespaceTerminating","message":"namespace gone is being terminated","field":"metadata.namespace"}]},"code":403},` +
+		`"requestReceivedTimestamp":"2026-11-30T21:05:20.911783Z","annotations":{"authorization.k8s.io/decision":"allow","authorization.k8s.io/reason":""}}`
+	got, err := ReadAuditLog(writeAuditLog(t, []string{line}, ""))
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ReadAuditLog = %d entries, %v; want 1", len(got), err)
+	}
+	e := got[0]
+	if e.Code != 403 || !strings.Contains(e.Message, "being terminated") || !reflect.DeepEqual(e.Causes, []string{"NamespaceTerminating"}) || e.Authorization != "allow" {
+		t.Errorf("entry = %+v; want code 403, the message, cause NamespaceTerminating and authorization allow", e)
+	}
 }
 
 func TestReadAuditLogLeavesOutALineStillBeingWritten(t *testing.T) {

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"go/build"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -28,15 +30,20 @@ func printDiagnosis(w io.Writer, root, logDir, test string, shown *shownSoFar) {
 	for _, name := range testAndParents(test) {
 		dir := filepath.Join(logDir, kittest.TestDirName(name))
 		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+		loggedErrors := false
 		for _, log := range logs {
 			rel, _ := filepath.Rel(root, log)
+			data, _ := os.ReadFile(log)
+			lines, what := tellingLines(string(data))
+			loggedErrors = loggedErrors || strings.HasPrefix(what, "its last errors")
 			if shown.logs[log] {
 				fmt.Fprintf(w, "      log:    %s (shown above)\n", rel)
 				continue
 			}
 			shown.logs[log] = true
-			data, _ := os.ReadFile(log)
-			lines, what := tellingLines(string(data))
+			if panicked := panicSummary(string(data)); panicked != "" {
+				fmt.Fprintf(w, "      panic:  %s (%s)\n", panicked, rel)
+			}
 			if len(lines) > 0 {
 				what += ":"
 			}
@@ -45,9 +52,42 @@ func printDiagnosis(w io.Writer, root, logDir, test string, shown *shownSoFar) {
 				fmt.Fprintf(w, "      |   %s\n", line)
 			}
 		}
-		printRefusals(w, refusedRequests(filepath.Join(dir, kittest.APIErrorsFile)), shown.refusals)
+		printRefusals(w, refusedRequests(filepath.Join(dir, kittest.APIErrorsFile)), shown.refusals, loggedErrors)
 	}
 }
+
+// panicSummary returns "VALUE at FILE:LINE" for the first panic a controller log
+// reports ("Observed a panic", as client-go's and controller-runtime's crash
+// handlers log it): the panic's value and the first frame of its stack trace in
+// the learner's own code (not in Go's runtime, whose files are under GOROOT, and
+// not in a module from the module cache). "" when the log reports no panic.
+func panicSummary(log string) string {
+	i := strings.Index(log, "Observed a panic")
+	if i < 0 {
+		return ""
+	}
+	rest := log[i:]
+	value := "a panic"
+	if m := panicValue.FindStringSubmatch(rest); m != nil {
+		value = m[1]
+	}
+	for _, m := range stackFrame.FindAllStringSubmatch(rest, -1) {
+		file := m[1]
+		if strings.Contains(file, "/pkg/mod/") || strings.HasPrefix(file, build.Default.GOROOT+"/") {
+			continue
+		}
+		return fmt.Sprintf("%s at %s:%s", value, file, m[2])
+	}
+	return value
+}
+
+var (
+	// panicValue finds the panic's value in klog's panic="..." or zap's "panic": "...".
+	panicValue = regexp.MustCompile(`"?panic"?[=:] ?"([^"]+)"`)
+	// stackFrame finds a frame's file and line in a Go stack trace, such as
+	// "/src/kit/internal/controller/mine.go:271".
+	stackFrame = regexp.MustCompile(`(/[^\s"\\:]+\.go):(\d+)`)
+)
 
 // shownSoFar is what one report has already shown under an earlier failing
 // check: controller logs by path, and kinds of refused request (printRefusals).
@@ -63,14 +103,21 @@ func newShownSoFar() *shownSoFar {
 // printRefusals prints refused requests one line per kind of refusal (code,
 // verb, resource), with how often it happened, the objects, and its hint; a kind
 // already explained under an earlier check (recorded in explained) gets no hint
-// again, so one mistake that fails many checks is explained once.
-func printRefusals(w io.Writer, refused []kittest.AuditEntry, explained map[string]bool) {
+// again, so one mistake that fails many checks is explained once. Refusals a
+// controller is expected to meet and handle (see handled) are left out unless
+// loggedErrors says its log has errors, and then counted in one line.
+func printRefusals(w io.Writer, refused []kittest.AuditEntry, explained map[string]bool, loggedErrors bool) {
 	type kind struct{ code, verb, resource string }
 	var order []kind
 	count := map[kind]int{}
 	objects := map[kind][]string{}
 	first := map[kind]kittest.AuditEntry{}
+	left := 0
 	for _, e := range refused {
+		if handled(e) && !loggedErrors {
+			left++
+			continue
+		}
 		k := kind{codeName(e), e.Verb, resourceOf(e)}
 		if count[k] == 0 {
 			order = append(order, k)
@@ -91,6 +138,16 @@ func printRefusals(w io.Writer, refused []kittest.AuditEntry, explained map[stri
 		explained[key] = true
 		fmt.Fprintf(w, "              %s\n", refusalHint(first[k]))
 	}
+	if left > 0 {
+		fmt.Fprintf(w, "      api:    %d more refused requests (conflicts, timeouts) left out: the controller logged no error, so it handled them\n", left)
+	}
+}
+
+// handled reports whether a refusal is one a correct controller meets and
+// handles without an error: a conflict (409: its cache was a moment behind, or
+// two writers raced) or the server's own trouble (5xx, such as a timeout).
+func handled(e kittest.AuditEntry) bool {
+	return e.Code == 409 || e.Code >= 500
 }
 
 // tellingLines picks what a learner should read first in a controller's log: its
@@ -168,6 +225,10 @@ func codeName(e kittest.AuditEntry) string {
 // it: chosen by the error the API server gave, not by the check that failed.
 func refusalHint(e kittest.AuditEntry) string {
 	switch {
+	case e.Code == 403 && slices.Contains(e.Causes, "NamespaceTerminating"):
+		return "the namespace is being deleted, and the API server refuses every create there: that is the end of the work (return nil), not an error to retry"
+	case e.Code == 403 && e.Authorization == "allow":
+		return fmt.Sprintf("RBAC allowed this %s, and admission refused it: %q", e.Verb, e.Message)
 	case e.Code == 403:
 		return fmt.Sprintf("the shipped role does not grant %q on %s; use a verb it grants (the lesson's \"What the checks rely on\" names them) rather than widening the role", e.Verb, resourceOf(e))
 	case e.Code == 404:

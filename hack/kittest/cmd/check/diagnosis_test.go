@@ -1,6 +1,7 @@
 package main
 
 import (
+	"go/build"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ func TestRefusalsArePrintedOncePerKindWithTheirHint(t *testing.T) {
 		{Code: 403, Verb: "update", Resource: "pods", Namespace: "ns", Name: "web-1"},
 		{Code: 409, Verb: "update", APIGroup: "apps", Resource: "deployments", Namespace: "ns", Name: "web"},
 	}
-	printRefusals(&out, refused, map[string]bool{})
+	printRefusals(&out, refused, map[string]bool{}, true)
 	got := out.String()
 	for _, want := range []string{
 		"403 Forbidden: update pods, 3 times (ns/web-1, ns/web-2)",
@@ -29,6 +30,59 @@ func TestRefusalsArePrintedOncePerKindWithTheirHint(t *testing.T) {
 	}
 	if n := strings.Count(got, "api:"); n != 2 {
 		t.Errorf("printRefusals printed %d lines for 2 kinds of refusal:\n%s", n, got)
+	}
+}
+
+func TestHandledRefusalsAreLeftOutWhenTheLogHasNoError(t *testing.T) {
+	var out strings.Builder
+	refused := []kittest.AuditEntry{
+		{Code: 409, Verb: "update", Resource: "configmaps", Namespace: "ops", Name: "directory"},
+		{Code: 504, Verb: "create", Resource: "events", Namespace: "ops", Name: "lease.1"},
+		{Code: 403, Verb: "update", Resource: "pods", Namespace: "ns", Name: "web-1", Authorization: "forbid"},
+	}
+	printRefusals(&out, refused, map[string]bool{}, false)
+	got := out.String()
+	if strings.Contains(got, "409") || strings.Contains(got, "504") {
+		t.Errorf("printRefusals printed handled refusals although the log has no error:\n%s", got)
+	}
+	for _, want := range []string{"403 Forbidden: update pods", "2 more refused requests"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("printRefusals printed:\n%s\nwant it to contain %q", got, want)
+		}
+	}
+}
+
+func TestRefusalHintFollowsWhoRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		e    kittest.AuditEntry
+		want string
+	}{
+		{"RBAC", kittest.AuditEntry{Code: 403, Verb: "update", Resource: "pods", Authorization: "forbid"}, `does not grant "update" on pods`},
+		{"admission", kittest.AuditEntry{Code: 403, Verb: "update", APIGroup: "apps", Resource: "deployments", Authorization: "allow",
+			Message: `deployments.apps "web" is forbidden: cannot set an ownerRef on a resource you can't delete`}, "admission refused it"},
+		{"terminating namespace", kittest.AuditEntry{Code: 403, Verb: "create", Resource: "services", Authorization: "allow",
+			Causes: []string{"NamespaceTerminating"}}, "namespace is being deleted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := refusalHint(tc.e); !strings.Contains(got, tc.want) {
+				t.Errorf("refusalHint = %q; want it to contain %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPanicSummaryNamesTheValueAndTheLearnersFrame(t *testing.T) {
+	zap := "2026-11-30T10:00:00Z\tERROR\tObserved a panic\t{\"panic\": \"runtime error: invalid memory address or nil pointer dereference\", " +
+		"\"stacktrace\": \"goroutine 7 [running]:\\nk8s.io/apimachinery/pkg/util/runtime.logPanic(...)\\n\\t/root/go/pkg/mod/k8s.io/apimachinery@v0.37.2/pkg/util/runtime/runtime.go:142 +0x1\\n" +
+		"panic(...)\\n\\t" + build.Default.GOROOT + "/src/runtime/panic.go:783 +0x2\\n" +
+		"example/internal/controller.(*MyReconciler).writeStatus(...)\\n\\t/src/kit/kubebuilder-guestbook/internal/controller/mine.go:271 +0x3\"}"
+	want := "runtime error: invalid memory address or nil pointer dereference at /src/kit/kubebuilder-guestbook/internal/controller/mine.go:271"
+	if got := panicSummary("I1 started\n" + zap + "\n"); got != want {
+		t.Errorf("panicSummary = %q; want %q", got, want)
+	}
+	if got := panicSummary("I1 started\nE2 \"Reconcile failed\"\n"); got != "" {
+		t.Errorf("panicSummary of a log without a panic = %q; want \"\"", got)
 	}
 }
 
