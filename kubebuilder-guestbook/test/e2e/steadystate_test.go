@@ -102,7 +102,7 @@ func restingGuestbookCostsNoWrite(t *testing.T, c client.Client, cs kubernetes.I
 			user, ns)
 	}
 	if len(quiet) > 0 {
-		t.Errorf("the operator made %d writes (status, children or events) after an annotation that changes nothing it owns; at rest a reconcile writes nothing:\n  %s",
+		t.Errorf("the operator made %d write(s) (status, children or events) after an annotation that changes nothing it owns; at rest a reconcile writes nothing:\n  %s",
 			len(quiet), strings.Join(entriesText(quiet), "\n  "))
 	}
 }
