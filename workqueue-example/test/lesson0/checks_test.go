@@ -23,8 +23,8 @@ var checks = []kittest.Check{
 	},
 	{
 		Test:      "TestExercisePprofEndpointServesLiveProfiles",
-		Behaviour: "exercise pprof: --pprof-bind-address serves /debug/pprof/ while the controller runs, --contention-profiling fills the block profile (and without it the block profile stays empty), and SIGTERM still exits 0",
-		Hint:      "read NewBaseHandler in k8s.io/controller-manager/app/serve.go: serve net/http/pprof's handlers on a mux of your own, call runtime.SetBlockProfileRate(1) only with --contention-profiling, and shut the server down when the context ends",
+		Behaviour: "exercise pprof: kube-controller-manager's --profiling (default true; false leaves /debug/pprof/ out of --metrics-bind-address) and --contention-profiling (fills the block profile, which stays empty without it), and SIGTERM still exits 0",
+		Hint:      "read NewBaseHandler in k8s.io/controller-manager/app/serve.go and DebuggingOptions in k8s.io/controller-manager/options/debugging.go: register the /debug/pprof/ handlers in serveMetrics only with --profiling, and call runtime.SetBlockProfileRate(1) only with --contention-profiling",
 		Reread:    lesson + "#exercise-2-kube-controller-managers-debug-handler-in-workqueue-example",
 		StubFails: true,
 		Exercise:  "pprof",

@@ -142,14 +142,19 @@ func TestExerciseProfileFlagWritesTheAskedProfileOnShutdown(t *testing.T) {
 	}
 }
 
+// TestExercisePprofEndpointServesLiveProfiles runs three controllers at once,
+// each serving --metrics-bind-address on a port of its own: one with
+// --contention-profiling, one with the defaults, one with --profiling=false.
 func TestExercisePprofEndpointServesLiveProfiles(t *testing.T) {
 	kittest.Exercise(t, "pprof")
-	withAddr, withoutAddr := freeAddress(t), freeAddress(t)
-	with := startController(t, "workqueue-example-contention", "--pprof-bind-address="+withAddr, "--contention-profiling")
-	without := startController(t, "workqueue-example", "--pprof-bind-address="+withoutAddr)
-	with0, without0 := "http://"+withAddr+"/debug/pprof/", "http://"+withoutAddr+"/debug/pprof/"
+	withAddr, defaultAddr, offAddr := freeAddress(t), freeAddress(t), freeAddress(t)
+	with := startController(t, "workqueue-example-contention", "--metrics-bind-address="+withAddr, "--contention-profiling")
+	byDefault := startController(t, "workqueue-example", "--metrics-bind-address="+defaultAddr)
+	off := startController(t, "workqueue-example-no-profiling", "--metrics-bind-address="+offAddr, "--profiling=false")
+	with0, default0 := "http://"+withAddr+"/debug/pprof/", "http://"+defaultAddr+"/debug/pprof/"
 	waitForEndpoint(t, with, with0)
-	waitForEndpoint(t, without, without0)
+	waitForEndpoint(t, byDefault, default0)
+	waitForEndpoint(t, off, "http://"+offAddr+"/metrics")
 
 	for _, name := range []string{"goroutine", "heap"} {
 		prof, err := fetchProfile(with0 + name)
@@ -173,18 +178,27 @@ func TestExercisePprofEndpointServesLiveProfiles(t *testing.T) {
 		return err == nil, err
 	})
 	// Without the flag the rate stays 0: the same run records nothing.
-	prof, err := fetchProfile(without0 + "block")
+	prof, err := fetchProfile(default0 + "block")
 	if err == nil {
 		err = checkKind(prof, kindOf("block"))
 	}
 	if err == nil && len(prof.Sample) > 0 {
-		err = fmt.Errorf("%sblock has %d samples without --contention-profiling: the block profile rate must stay 0 unless asked for (recording every blocking event costs time)", without0, len(prof.Sample))
+		err = fmt.Errorf("%sblock has %d samples without --contention-profiling: the block profile rate must stay 0 unless asked for (recording every blocking event costs time)", default0, len(prof.Sample))
 	}
 	if err != nil {
 		t.Error(err)
 	}
-	for p, what := range map[*kittest.Process]string{with: "with --contention-profiling", without: "without --contention-profiling"} {
-		if err := stop(p, "workqueue-example --pprof-bind-address "+what); err != nil {
+	// --profiling=false leaves the profiles out and keeps /metrics.
+	if resp, err := http.Get("http://" + offAddr + "/debug/pprof/"); err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET /debug/pprof/ of the controller started with --profiling=false: %s, want 404 Not Found (no profiles served)", resp.Status)
+		}
+	}
+	for p, what := range map[*kittest.Process]string{with: "--contention-profiling", byDefault: "(defaults)", off: "--profiling=false"} {
+		if err := stop(p, "workqueue-example "+what); err != nil {
 			t.Error(err)
 		}
 	}
@@ -260,7 +274,7 @@ func waitForEndpoint(t *testing.T, p *kittest.Process, url string) {
 	kittest.Eventually(t, deadline, url+" to answer 200 OK", func(context.Context) (bool, error) {
 		if p.Exited() {
 			code, _ := p.Wait(5 * time.Second)
-			t.Fatalf("%s exited with code %d before serving %s (an unknown flag is exit code 1: has the controller got --pprof-bind-address yet?)", p.Name, code, url)
+			t.Fatalf("%s exited with code %d before serving %s (an unknown flag is exit code 1: has the controller got --profiling and --contention-profiling yet?)", p.Name, code, url)
 		}
 		resp, err := http.Get(url)
 		if err != nil {
