@@ -68,7 +68,8 @@ if kit_listed "$KIT_CLUSTER" kwokctl get clusters; then
 fi
 
 mkdir -p "$KIT_OUT"
-config="$KIT_OUT/kwokctl.yaml"
+config="$KIT_OUT/kwokctl-$KIT_CLUSTER.yaml"
+create_log="$KIT_OUT/kwokctl-create-$KIT_CLUSTER.log"
 sed -e "s|@BIN@|$KIT_BIN|g" -e "s|@HACK@|$KIT_ROOT/hack|g" -e "s|@KUBE_VERSION@|$kube_version|g" \
 	"$KIT_ROOT/hack/kwokctl.yaml" >"$config"
 
@@ -78,15 +79,27 @@ kit_log "creating local cluster '$KIT_CLUSTER' (kwokctl --runtime binary, 127.0.
 interrupted=false
 trap 'interrupted=true' INT TERM
 created=0
+# kwokctl picks each component's port as one that is free when it looks, so two
+# clusters created at once (make test starts several) can pick the same one and
+# one of them never gets ready. One creation at a time, across processes: the
+# lock is released when this script exits, or below once the ports are bound.
+# (flock is util-linux's; where there is none, creations are not serialised.)
+have_flock=false
+if command -v flock >/dev/null; then
+	have_flock=true
+	exec 9>"$KIT_OUT/.kwokctl-create.lock"
+	flock 9
+fi
 kwokctl create cluster --name "$KIT_CLUSTER" --config "$config" \
-	--kubeconfig "$KIT_KUBECONFIG" --wait 3m --quiet-pull >"$KIT_OUT/kwokctl-create.log" 2>&1 || created=$?
+	--kubeconfig "$KIT_KUBECONFIG" --wait 3m --quiet-pull >"$create_log" 2>&1 || created=$?
+if $have_flock; then flock -u 9; fi
 if $interrupted; then
 	kit_log "interrupted: deleting the local cluster '$KIT_CLUSTER' that was being created"
 	"$KIT_ROOT/hack/local-down.sh" >/dev/null 2>&1 || true
 	exit 130
 fi
 [ "$created" -eq 0 ] || {
-	cat "$KIT_OUT/kwokctl-create.log" >&2
+	cat "$create_log" >&2
 	echo "local-up: kwokctl could not create the cluster; its output is above, component logs under $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs" >&2
 	exit 1
 }
@@ -94,7 +107,7 @@ trap - INT TERM
 kit_kubectl config use-context "$ctx" >/dev/null
 
 kit_log "adding $KIT_NODES kwok fake nodes"
-kwokctl scale node --name "$KIT_CLUSTER" --replicas "$KIT_NODES" >>"$KIT_OUT/kwokctl-create.log" 2>&1
+kwokctl scale node --name "$KIT_CLUSTER" --replicas "$KIT_NODES" >>"$create_log" 2>&1
 kit_kubectl wait --for=condition=Ready node --all --timeout=2m >/dev/null
 
 write_cluster_info
