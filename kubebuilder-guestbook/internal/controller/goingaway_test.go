@@ -88,25 +88,7 @@ func TestGuestbookBeingDeletedGetsNoNewChildren(t *testing.T) {
 }
 
 func TestGuestbookInTerminatingNamespaceStopsQuietly(t *testing.T) {
-	ns := newNamespace(t)
-	createGuestbook(t, ns, "shop")
-	waitForChildren(t, ns, "shop")
-	for _, child := range children("shop") {
-		makeAvailable(t, ns, child)
-	}
-	waitForCondition(t, ns, "shop", webappv1.ConditionAvailable, metav1.ConditionTrue, "AllComponentsAvailable")
-	waitForExactlyEvents(t, ns, ReasonAvailable, 1)
-
-	// envtest runs no namespace controller: the namespace stays Terminating
-	// with everything in it, and the API server refuses every create there.
-	if err := k8sClient.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatalf("deleting the namespace: %v", err)
-	}
-	eventually(t, "the namespace to be Terminating", func(ctx context.Context) (bool, error) {
-		var n corev1.Namespace
-		err := k8sClient.Get(ctx, types.NamespacedName{Name: ns}, &n)
-		return n.Status.Phase == corev1.NamespaceTerminating, err
-	})
+	ns := availableGuestbookInTerminatingNamespace(t)
 	writes, reconciles, errs, events := len(written.in(ns)), reconciled.get(ns), failed.get(ns), recorder.count(ns)
 
 	// Deletes are allowed: the Reconciler then tries to create the child again.
@@ -148,22 +130,7 @@ func TestGuestbookInTerminatingNamespaceStopsQuietly(t *testing.T) {
 }
 
 func TestGuestbookInTerminatingNamespaceRecordsNoEvents(t *testing.T) {
-	ns := newNamespace(t)
-	createGuestbook(t, ns, "shop")
-	waitForChildren(t, ns, "shop")
-	for _, child := range children("shop") {
-		makeAvailable(t, ns, child)
-	}
-	waitForCondition(t, ns, "shop", webappv1.ConditionAvailable, metav1.ConditionTrue, "AllComponentsAvailable")
-	waitForExactlyEvents(t, ns, ReasonAvailable, 1)
-	if err := k8sClient.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatalf("deleting the namespace: %v", err)
-	}
-	eventually(t, "the namespace to be Terminating", func(ctx context.Context) (bool, error) {
-		var n corev1.Namespace
-		err := k8sClient.Get(ctx, types.NamespacedName{Name: ns}, &n)
-		return n.Status.Phase == corev1.NamespaceTerminating, err
-	})
+	ns := availableGuestbookInTerminatingNamespace(t)
 	events := recorder.count(ns)
 
 	// As the namespace empties, Pods go first: a component becomes unavailable.
@@ -182,6 +149,32 @@ func TestGuestbookInTerminatingNamespaceRecordsNoEvents(t *testing.T) {
 	if n := recorder.count(ns) - events; n != 0 {
 		t.Errorf("%d events recorded into a terminating namespace; want none", n)
 	}
+}
+
+// availableGuestbookInTerminatingNamespace makes a new namespace with a Guestbook
+// "shop" that is Available (with its one Available event), deletes the namespace
+// and returns its name once it is Terminating. envtest runs no namespace
+// controller: the namespace stays Terminating with everything in it, and the API
+// server refuses every create there.
+func availableGuestbookInTerminatingNamespace(t *testing.T) string {
+	t.Helper()
+	ns := newNamespace(t)
+	createGuestbook(t, ns, "shop")
+	waitForChildren(t, ns, "shop")
+	for _, child := range children("shop") {
+		makeAvailable(t, ns, child)
+	}
+	waitForCondition(t, ns, "shop", webappv1.ConditionAvailable, metav1.ConditionTrue, "AllComponentsAvailable")
+	waitForExactlyEvents(t, ns, ReasonAvailable, 1)
+	if err := k8sClient.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatalf("deleting the namespace: %v", err)
+	}
+	eventually(t, "the namespace to be Terminating", func(ctx context.Context) (bool, error) {
+		var n corev1.Namespace
+		err := k8sClient.Get(ctx, types.NamespacedName{Name: ns}, &n)
+		return n.Status.Phase == corev1.NamespaceTerminating, err
+	})
+	return ns
 }
 
 // updateGuestbook reads the Guestbook, lets change modify it, and writes it back,

@@ -25,14 +25,19 @@ import (
 // controllerUser is the user the e2e controllers act as (see startController).
 const controllerUser = "system:serviceaccount:" + controllerNamespace + ":" + serviceAccount
 
+// controllerCreate matches the creates the controller sent to namespace, Events excluded.
+func controllerCreate(namespace string) func(kittest.AuditEntry) bool {
+	return func(e kittest.AuditEntry) bool {
+		return e.User == controllerUser && e.Namespace == namespace && e.Verb == "create" && e.Resource != "events"
+	}
+}
+
 // controllerCreates returns the creates the controller sent to namespace since
 // the given time, Events excluded, one line each.
 func controllerCreates(t *testing.T, namespace string, since time.Time) []string {
 	t.Helper()
 	var out []string
-	for _, w := range kittest.Writes(t, since, func(e kittest.AuditEntry) bool {
-		return e.User == controllerUser && e.Namespace == namespace && e.Verb == "create" && e.Resource != "events"
-	}) {
+	for _, w := range kittest.Writes(t, since, controllerCreate(namespace)) {
 		out = append(out, w.String())
 	}
 	return out
@@ -107,9 +112,7 @@ func TestFooInTerminatingNamespaceIsNotRetried(t *testing.T) {
 	// cannot succeed.
 	attempts := map[string]int{}
 	var retried []string
-	for _, w := range kittest.Writes(t, deleted, func(e kittest.AuditEntry) bool {
-		return e.User == controllerUser && e.Namespace == ns && e.Verb == "create" && e.Resource != "events"
-	}) {
+	for _, w := range kittest.Writes(t, deleted, controllerCreate(ns)) {
 		object := w.Resource + " " + w.Name
 		if attempts[object]++; attempts[object] > 1 {
 			retried = append(retried, w.String())
