@@ -1,0 +1,97 @@
+// Command jadocs checks the Japanese docs (docs/ja/) against the English pages
+// they translate, so that a page and its twin cannot drift apart: for every pair
+// of the table in pairs.go it checks that the Japanese page exists, that both
+// have the same headings and each Japanese heading carries the English one's
+// anchor, that their fenced code blocks are byte for byte the same, that the
+// Japanese page's relative links resolve (to the Japanese twins where there are
+// some) and that both pages link to each other in their first lines. It prints
+// one line per problem, with the page, the line and what to do, and exits 1 when
+// there is any. `make verify-docs` at the repository root runs it:
+//
+//	go run ./hack/kittest/cmd/jadocs            # from the repository root
+//	go run ./hack/kittest/cmd/jadocs -root DIR  # another copy of the docs
+//
+// The files, in reading order: pairs.go (the table of English pages and their
+// twins, the one place that names them), markdown.go (what the checks read in a
+// page: headings, code blocks, links, anchors), headings.go, blocks.go and
+// links.go (one check each), align.go (matches two pages' headings or blocks
+// so that one missing does not shift the rest) and problem.go (what a check
+// reports). docs/ja/README.md gives translators the rules and the glossary.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	root := flag.String("root", ".", "the repository root (holds docs/ and README.md)")
+	flag.Parse()
+	code, err := run(*root, pairs, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jadocs:", err)
+		os.Exit(2)
+	}
+	os.Exit(code)
+}
+
+// run checks every pair of ps under root, prints each problem to w and
+// returns the exit code: 0 when there is none, 1 otherwise. An error is a page
+// it could not read for another reason than its absence.
+func run(root string, ps []pair, w io.Writer) (int, error) {
+	problems, err := checkAll(root, ps)
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range problems {
+		fmt.Fprintln(w, p)
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(w, "jadocs: %d problem(s) between the English pages and their Japanese twins (docs/ja/); the rules are in docs/ja/README.md\n", len(problems))
+		return 1, nil
+	}
+	fmt.Fprintf(w, ">> docs/ja: %d Japanese pages match their English pages (headings, anchors, code blocks, links)\n", len(ps))
+	return 0, nil
+}
+
+// checkAll checks each pair in turn and returns every problem found, in the
+// order of the table.
+func checkAll(root string, ps []pair) ([]problem, error) {
+	var all []problem
+	for _, p := range ps {
+		found, err := checkPair(root, p, ps)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, found...)
+	}
+	return all, nil
+}
+
+// checkPair runs every check on one pair: when the Japanese page is missing,
+// only that and the English page's language switch are reported. ps is the
+// whole table, which the link check needs to know which pages have twins.
+func checkPair(root string, p pair, ps []pair) ([]problem, error) {
+	en, err := readPage(root, p.english)
+	if err != nil {
+		return nil, fmt.Errorf("reading the English page: %w", err)
+	}
+	problems := englishSwitch(en, p)
+	ja, err := readPage(root, p.japanese)
+	if os.IsNotExist(err) {
+		return append([]problem{missingPage(p)}, problems...), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the Japanese page: %w", err)
+	}
+	problems = append(problems, japaneseSwitch(ja, p)...)
+	problems = append(problems, compareHeadings(en, ja)...)
+	problems = append(problems, compareBlocks(en, ja)...)
+	links, err := checkLinks(root, p.english, ja, ps)
+	if err != nil {
+		return nil, err
+	}
+	return append(problems, links...), nil
+}
