@@ -196,6 +196,20 @@ test-reliability: ## Reliability scenarios (a controller killed mid-burst, bad i
 	@hack/build-bins.sh cluster
 	@cd hack/reliability && go test -tags e2e -count=1 -timeout 60m -v . -args -foos=$(RELIABILITY_FOOS) -guestbooks=$(RELIABILITY_GUESTBOOKS)
 
+# make fuzz knob: how long each fuzz target runs (go test -fuzztime).
+FUZZTIME ?= 10s
+
+.PHONY: fuzz
+fuzz: ## Fuzz each tier's pure parts: FUZZTIME per target (default 10s)
+	@# -fuzz takes one target at a time: every func FuzzX in a tier's _test.go files, one run each.
+	@for file in $$(grep -rl --include='*_test.go' '^func Fuzz' $(TIERS) | sort); do \
+		pkg=$$(dirname "$$file"); \
+		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
+			echo ">> fuzz: $$pkg $$target"; \
+			(cd "$$pkg" && go test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) .) || exit 1; \
+		done; \
+	done
+
 # make bench knobs: N Foos per burst, IDLE window, REPEAT runs, SCENARIOS to run.
 N ?= 200
 IDLE ?= 60s
@@ -206,6 +220,17 @@ SCENARIOS ?= ours,upstream,ours-upstream-settings,floor,guestbook
 bench: ## Performance scenarios on fresh local clusters, ours beside upstream and the floor (N=200).
 	@hack/build-bins.sh cluster
 	@cd hack/bench && GOWORK=off go run . -n $(N) -idle $(IDLE) -repeat $(REPEAT) -scenarios $(SCENARIOS)
+
+# make bench-scale knobs: the Ns (10,000 is opt-in: SIZES=100,1000,5000,10000), the
+# scenarios and the idle window of each run.
+SIZES ?= 100,1000,5000
+SCALE_SCENARIOS ?= ours,floor,upstream,guestbook
+SCALE_IDLE ?= 15s
+
+.PHONY: bench-scale
+bench-scale: ## Growth from N=100 up (SIZES=...,10000 for the largest): ours, floor, upstream (N<=1000), guestbook (N/10); table, fits, log-log plot.
+	@hack/build-bins.sh cluster
+	@cd hack/bench && GOWORK=off go run . -scale $(SIZES) -idle $(SCALE_IDLE) -scenarios $(SCALE_SCENARIOS)
 
 ##@ Deploy
 
