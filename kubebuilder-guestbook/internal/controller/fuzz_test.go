@@ -17,6 +17,8 @@ limitations under the License.
 package controller
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"slices"
 	"strings"
@@ -25,6 +27,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -35,9 +38,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
+	"github.com/controller-kit/controller-kit/kubebuilder-guestbook/internal/testenv"
 )
 
 // Fuzz targets for the pure parts of the Reconciler: the builders of the
@@ -48,7 +53,8 @@ import (
 //
 // or all of the kit's with `make fuzz` at its root. The f.Add seeds run as
 // ordinary tests on every `go test`; the case files they come from are in
-// /work/shared/cases.
+// /work/shared/cases. TestBuiltObjectsPassServerSideDryRun sends the children
+// FuzzChildren's seeds build to a real API server.
 
 // onlyFuzzTargets reports whether this test binary runs fuzz targets only: as
 // a worker of `go test -fuzz` (which runs nothing else), or with a -run pattern
@@ -62,6 +68,65 @@ func onlyFuzzTargets() bool {
 	}
 	run := flag.Lookup("test.run").Value.String()
 	return run == "^$" || strings.HasPrefix(run, "^Fuzz")
+}
+
+// guestbookSeed is one input of FuzzChildren: a Guestbook (guestbook), the
+// older spec its stored children were built from (oldFrontendImage,
+// oldFrontendReplicas) and the nodePort of a Service switched to NodePort by
+// hand (0: left a ClusterIP Service), and where it comes from (origin: a case
+// file in /work/shared/cases, or the limit it probes).
+type guestbookSeed struct {
+	origin                                          string
+	name, namespace, uid, frontendImage, redisImage string
+	hasFrontendReplicas                             bool // false: spec.frontend.replicas is missing
+	frontendReplicas                                int32
+	hasFollowerReplicas                             bool // false: spec.redis.followerReplicas is missing
+	followerReplicas                                int32
+	oldFrontendImage                                string
+	oldFrontendReplicas, nodePort                   int32
+}
+
+// guestbook returns the Guestbook the seed describes.
+func (s guestbookSeed) guestbook() *webappv1.Guestbook {
+	gb := &webappv1.Guestbook{
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: s.namespace, UID: types.UID(s.uid), Generation: 2},
+		Spec: webappv1.GuestbookSpec{
+			Frontend: webappv1.FrontendSpec{Image: s.frontendImage},
+			Redis:    webappv1.RedisSpec{Image: s.redisImage},
+		},
+	}
+	if s.hasFrontendReplicas {
+		gb.Spec.Frontend.Replicas = &s.frontendReplicas
+	}
+	if s.hasFollowerReplicas {
+		gb.Spec.Redis.FollowerReplicas = &s.followerReplicas
+	}
+	return gb
+}
+
+// guestbookSeeds are FuzzChildren's seeds (f.Add), and the Guestbooks
+// TestBuiltObjectsPassServerSideDryRun sends the children of to a real API
+// server: one table, so that the two cannot drift apart.
+var guestbookSeeds = []guestbookSeed{
+	// origin, name, namespace, uid, frontendImage, redisImage, hasFrontendReplicas, frontendReplicas,
+	// hasFollowerReplicas, followerReplicas, oldFrontendImage, oldFrontendReplicas, nodePort
+	{"the defaults", "shop", "default", "uid-1", "", "", true, 2, true, 2, "", 2, 0},
+	{"zero-columns.md: 0 replicas", "shop", "default", "uid-1", "", "", true, 0, true, 0, "", 0, 0},
+	{"server-assigned-fields.md: a Service switched to NodePort", "shop", "default", "uid-1", "", "", true, 2, true, 2, "", 2, 30080},
+	{"missing replicas", "shop", "default", "uid-1", "", "", false, 0, false, 0, "", 2, 0},
+	{"a spec change", "shop", "default", "uid-1", "gb:v6", "redis:7", true, 3, true, 1, "gb:v5", 2, 0},
+	{"webhook-on-delete.md: an image with a space", "shop", "default", "uid-1", "", "docker.io/redis 6.0.5", true, 2, true, 2, "", 2, 0},
+	{"image-tag.md: no tag, a digest", "shop", "default", "uid-1", "nginx", "redis@sha256:" + strings.Repeat("0", 64), true, 1, true, 1, "", 1, 0},
+	{"image-tag.md: a registry port; the schema's maxima", "shop", "default", "uid-1", "localhost:5000/gb:v5", "", true, 50, true, 10, "", 2, 0},
+	{"rename-and-invalid.md, input B: replicas out of bounds", "shop", "default", "uid-1", "", "", true, -1, true, 11, "", 2, 0},
+	{"rename-and-invalid.md, input B: extreme replicas", "shop", "default", "uid-1", "", "", true, 2147483647, true, -2147483648, "", 2, 0},
+	{"rename-and-invalid.md, input B: a dot", "my.shop", "default", "uid-1", "", "", true, 2, true, 2, "", 2, 0},
+	{"rename-and-invalid.md, input B: a leading digit", "1st-shop", "default", "uid-1", "", "", true, 2, true, 2, "", 2, 0},
+	{"rename-and-invalid.md, input B: an empty name", "", "default", "uid-1", "", "", true, 2, true, 2, "", 2, 0},
+	{"the longest usable name (MaxNameLength)", strings.Repeat("g", webappv1.MaxNameLength), "default", "uid-1", "", "", true, 2, true, 2, "", 2, 0},
+	{"one over MaxNameLength", strings.Repeat("g", webappv1.MaxNameLength+1), "default", "uid-1", "", "", true, 2, true, 2, "", 2, 0},
+	{"63: the longest label", strings.Repeat("g", 63), strings.Repeat("n", 63), "uid-1", "", "", true, 2, true, 2, "", 2, 0},
+	{"253: the longest object name", strings.Repeat("g", 253), "default", "uid-1", "", "", true, 2, true, 2, "", 2, 0},
 }
 
 // FuzzChildren checks, for any Guestbook and any stored children:
@@ -78,7 +143,8 @@ func onlyFuzzTargets() bool {
 //     server-assigned field (nodePort of a NodePort Service, clusterIP, strategy,
 //     ...), and a second pass changes nothing: CreateOrUpdate sends no write.
 //
-// Seeds:
+// Seeds (guestbookSeeds; TestBuiltObjectsPassServerSideDryRun sends the
+// children of the accepted ones to a real API server):
 //   - zero-columns.md: 0 frontend and 0 follower replicas;
 //   - server-assigned-fields.md: the frontend Service switched to NodePort
 //     (nodePort 30080) and stored children defaulted by the server;
@@ -91,25 +157,10 @@ func onlyFuzzTargets() bool {
 //   - names at the limits: MaxNameLength (48), 63, 253 characters;
 //   - image-tag.md: images with a tag, a digest, no tag, a registry port.
 func FuzzChildren(f *testing.F) {
-	// name, namespace, uid, frontendImage, redisImage, hasFrontendReplicas, frontendReplicas,
-	// hasFollowerReplicas, followerReplicas, oldFrontendImage, oldFrontendReplicas, nodePort
-	f.Add("shop", "default", "uid-1", "", "", true, int32(2), true, int32(2), "", int32(2), int32(0))                                           // the defaults
-	f.Add("shop", "default", "uid-1", "", "", true, int32(0), true, int32(0), "", int32(0), int32(0))                                           // zero-columns.md
-	f.Add("shop", "default", "uid-1", "", "", true, int32(2), true, int32(2), "", int32(2), int32(30080))                                       // server-assigned-fields.md
-	f.Add("shop", "default", "uid-1", "", "", false, int32(0), false, int32(0), "", int32(2), int32(0))                                         // missing replicas
-	f.Add("shop", "default", "uid-1", "gb:v6", "redis:7", true, int32(3), true, int32(1), "gb:v5", int32(2), int32(0))                          // a spec change
-	f.Add("shop", "default", "uid-1", "", "docker.io/redis 6.0.5", true, int32(2), true, int32(2), "", int32(2), int32(0))                      // webhook-on-delete.md
-	f.Add("shop", "default", "uid-1", "nginx", "redis@sha256:"+strings.Repeat("0", 64), true, int32(1), true, int32(1), "", int32(1), int32(0)) // image-tag.md: no tag, a digest
-	f.Add("shop", "default", "uid-1", "localhost:5000/gb:v5", "", true, int32(50), true, int32(10), "", int32(2), int32(0))                     // image-tag.md: a registry port; the schema's maxima
-	f.Add("shop", "default", "uid-1", "", "", true, int32(-1), true, int32(11), "", int32(2), int32(0))                                         // rename-and-invalid.md B: replicas out of bounds
-	f.Add("shop", "default", "uid-1", "", "", true, int32(2147483647), true, int32(-2147483648), "", int32(2), int32(0))                        // rename-and-invalid.md B: extreme replicas
-	f.Add("my.shop", "default", "uid-1", "", "", true, int32(2), true, int32(2), "", int32(2), int32(0))                                        // rename-and-invalid.md B: a dot
-	f.Add("1st-shop", "default", "uid-1", "", "", true, int32(2), true, int32(2), "", int32(2), int32(0))                                       // rename-and-invalid.md B: a leading digit
-	f.Add("", "default", "uid-1", "", "", true, int32(2), true, int32(2), "", int32(2), int32(0))                                               // rename-and-invalid.md B: empty
-	f.Add(strings.Repeat("g", webappv1.MaxNameLength), "default", "uid-1", "", "", true, int32(2), true, int32(2), "", int32(2), int32(0))      // the longest usable name
-	f.Add(strings.Repeat("g", webappv1.MaxNameLength+1), "default", "uid-1", "", "", true, int32(2), true, int32(2), "", int32(2), int32(0))    // one over
-	f.Add(strings.Repeat("g", 63), strings.Repeat("n", 63), "uid-1", "", "", true, int32(2), true, int32(2), "", int32(2), int32(0))            // 63: the longest label
-	f.Add(strings.Repeat("g", 253), "default", "uid-1", "", "", true, int32(2), true, int32(2), "", int32(2), int32(0))                         // 253: the longest object name
+	for _, s := range guestbookSeeds {
+		f.Add(s.name, s.namespace, s.uid, s.frontendImage, s.redisImage, s.hasFrontendReplicas, s.frontendReplicas,
+			s.hasFollowerReplicas, s.followerReplicas, s.oldFrontendImage, s.oldFrontendReplicas, s.nodePort)
+	}
 
 	scheme := runtime.NewScheme()
 	if err := webappv1.AddToScheme(scheme); err != nil {
@@ -119,19 +170,10 @@ func FuzzChildren(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name, namespace, uid, frontendImage, redisImage string,
 		hasFrontendReplicas bool, frontendReplicas int32, hasFollowerReplicas bool, followerReplicas int32,
 		oldFrontendImage string, oldFrontendReplicas int32, nodePort int32) {
-		gb := &webappv1.Guestbook{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(uid), Generation: 2},
-			Spec: webappv1.GuestbookSpec{
-				Frontend: webappv1.FrontendSpec{Image: frontendImage},
-				Redis:    webappv1.RedisSpec{Image: redisImage},
-			},
-		}
-		if hasFrontendReplicas {
-			gb.Spec.Frontend.Replicas = &frontendReplicas
-		}
-		if hasFollowerReplicas {
-			gb.Spec.Redis.FollowerReplicas = &followerReplicas
-		}
+		// The fuzzed input, as the Guestbook a seed would describe.
+		gb := guestbookSeed{"", name, namespace, uid, frontendImage, redisImage, hasFrontendReplicas, frontendReplicas,
+			hasFollowerReplicas, followerReplicas, oldFrontendImage, oldFrontendReplicas, nodePort}.guestbook()
+
 		// The same Guestbook as it was before its frontend changed.
 		old := gb.DeepCopy()
 		old.Spec.Frontend.Image, old.Spec.Frontend.Replicas = oldFrontendImage, &oldFrontendReplicas
@@ -140,20 +182,12 @@ func FuzzChildren(f *testing.F) {
 		accepted := actsOn(gb)
 		for i, c := range components(gb) {
 			childName := gb.Name + c.suffix
-			meta := metav1.ObjectMeta{Name: childName, Namespace: gb.Namespace}
-
-			// New children, as ensureChild creates them.
-			d := &appsv1.Deployment{ObjectMeta: meta}
-			setDeployment(d, gb, c)
-			dErr := controllerutil.SetControllerReference(gb, d, scheme)
-			s := &corev1.Service{ObjectMeta: meta}
-			setService(s, gb, c)
-			sErr := controllerutil.SetControllerReference(gb, s, scheme)
+			d, s, err := newChildren(gb, c, scheme)
 			if !accepted {
 				continue // the Reconciler stops at ValidateName or ValidateSpec
 			}
-			if dErr != nil || sErr != nil {
-				t.Fatalf("SetControllerReference on %s: %v, %v", childName, dErr, sErr)
+			if err != nil {
+				t.Fatalf("SetControllerReference on %s: %v", childName, err)
 			}
 			for _, err := range checkChildren(gb, c, d, s) {
 				t.Errorf("Guestbook %q with spec %+v: %v", gb.Name, gb.Spec, err)
@@ -187,6 +221,97 @@ func FuzzChildren(f *testing.F) {
 	})
 }
 
+// TestBuiltObjectsPassServerSideDryRun sends the Deployments and Services
+// newChildren builds for each seed of FuzzChildren (guestbookSeeds) to a real
+// kube-apiserver as a server-side dry run: the API server decodes, defaults,
+// validates and admits each exactly as it would a create, then stores nothing.
+// It proves, for the seeds, what the fuzz target can only check offline
+// (checkChildren, with the subset of the API server's rules that apimachinery
+// holds): every child the Reconciler would create for a Guestbook it acts on
+// (actsOn) is one the API server accepts, with all of apps/v1's and core/v1's
+// validation. For a seed it does not act on, the Reconciler creates nothing,
+// and neither does the test: nothing is sent.
+//
+// Each seed's Guestbook is created first, in the seed's namespace, so that the
+// children's owner references name a Guestbook that exists, by the UID the API
+// server gave it, as when the Reconciler builds them; the Guestbook is deleted
+// after, freeing its name for the next seed. The test starts an API server of
+// its own, without the suite's manager: there, the Reconciler would create the
+// same children as soon as the Guestbook exists, and a dry-run create of a name
+// already taken is refused (AlreadyExists) before any validation.
+func TestBuiltObjectsPassServerSideDryRun(t *testing.T) {
+	env, err := testenv.NewEnvironment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting envtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping envtest: %v", err)
+		}
+	})
+	scheme, err := testenv.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	sent := 0
+	for _, seed := range guestbookSeeds {
+		gb := seed.guestbook()
+		if !actsOn(gb) {
+			why := "the CRD schema's bounds refuse it"
+			if errs := append(webappv1.ValidateName(gb.Name), webappv1.ValidateSpec(&gb.Spec)...); len(errs) > 0 {
+				why = errs.ToAggregate().Error()
+			}
+			t.Logf("seed %q: nothing sent, the Reconciler does not act on it: %s", seed.origin, why)
+			continue
+		}
+
+		// The Guestbook as a user creates it, in its namespace: the API server
+		// assigns its UID and generation. The children are built from the
+		// seed's Guestbook with that UID, the seed's other fields as they are.
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gb.Namespace}}
+		if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("seed %q: creating namespace %s: %v", seed.origin, gb.Namespace, err)
+		}
+		owner := gb.DeepCopy()
+		owner.UID, owner.Generation = "", 0
+		if err := c.Create(ctx, owner); err != nil {
+			t.Fatalf("seed %q: creating its Guestbook %s: %v", seed.origin, gb.Name, err)
+		}
+		gb.UID = owner.UID
+
+		for _, comp := range components(gb) {
+			d, s, err := newChildren(gb, comp, scheme)
+			if err != nil {
+				t.Fatalf("seed %q: SetControllerReference on %s: %v", seed.origin, d.Name, err)
+			}
+			for _, child := range []client.Object{d, s} {
+				if err := c.Create(ctx, child, client.DryRunAll); err != nil {
+					t.Errorf("seed %q: the API server refuses the %s %s: %v", seed.origin, kindOf(child), child.GetName(), err)
+				}
+				sent++
+			}
+		}
+
+		if err := c.Delete(ctx, owner); err != nil {
+			t.Fatalf("seed %q: deleting its Guestbook %s: %v", seed.origin, gb.Name, err)
+		}
+	}
+	if sent == 0 {
+		t.Fatal("the Reconciler acts on no seed: nothing was sent")
+	}
+	t.Logf("%d Deployments and Services sent as a dry run", sent)
+}
+
 // actsOn reports whether the Reconciler creates children for gb: the API server
 // stored it (a valid namespace, a UID, the CRD schema's bounds), and ValidateName
 // and ValidateSpec accept it, as the webhook and the Reconciler ask.
@@ -197,6 +322,19 @@ func actsOn(gb *webappv1.Guestbook) bool {
 		inRange(gb.Spec.Frontend.Replicas, 50) && inRange(gb.Spec.Redis.FollowerReplicas, 10) &&
 		schemaImage(gb.Spec.Frontend.Image) && schemaImage(gb.Spec.Redis.Image) &&
 		len(webappv1.ValidateName(gb.Name)) == 0 && len(webappv1.ValidateSpec(&gb.Spec)) == 0
+}
+
+// newChildren returns the Deployment and the Service of component c as
+// ensureChild creates them: named after the Guestbook, filled in by
+// setDeployment and setService, with the Guestbook as controller owner. The
+// error is SetControllerReference's.
+func newChildren(gb *webappv1.Guestbook, c component, scheme *runtime.Scheme) (*appsv1.Deployment, *corev1.Service, error) {
+	meta := metav1.ObjectMeta{Name: gb.Name + c.suffix, Namespace: gb.Namespace}
+	d := &appsv1.Deployment{ObjectMeta: meta}
+	setDeployment(d, gb, c)
+	s := &corev1.Service{ObjectMeta: meta}
+	setService(s, gb, c)
+	return d, s, errors.Join(controllerutil.SetControllerReference(gb, d, scheme), controllerutil.SetControllerReference(gb, s, scheme))
 }
 
 // checkChildren returns what the API server would refuse in the new Deployment d

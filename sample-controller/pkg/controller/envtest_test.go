@@ -164,3 +164,65 @@ func TestFooStatusFollowsDeploymentStatusSubresource(t *testing.T) {
 		t.Errorf("a plain Update changed status.availableReplicas to %d; the CRD must have the status subresource", updated.Status.AvailableReplicas)
 	}
 }
+
+// TestBuiltObjectsPassServerSideDryRun sends the Deployment newDeployment
+// builds for each seed of FuzzNewDeployment (fooSeeds, fuzz_test.go) to a real
+// kube-apiserver as a server-side dry run: the API server decodes, defaults,
+// validates and admits it exactly as it would a create, then stores nothing.
+// It proves, for the seeds, what the fuzz target can only check offline
+// (checkDeployment, with the subset of the API server's rules that
+// apimachinery holds): every Deployment the Reconciler would create for a Foo
+// that validateSpec accepts is one the API server accepts, with all of apps/v1's
+// validation. For a seed validateSpec refuses, the Reconciler creates nothing,
+// and neither does the test: nothing is sent.
+//
+// Each seed's Foo is created first, in the seed's namespace, so that the
+// Deployment's owner reference names a Foo that exists, by the UID the API
+// server gave it, as when the Reconciler builds it; the Foo is deleted after,
+// freeing its name for the next seed.
+func TestBuiltObjectsPassServerSideDryRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts kube-apiserver and etcd")
+	}
+	cfg := startAPIServer(t)
+	kubeClient := kubernetes.NewForConfigOrDie(cfg)
+	fooClient := versioned.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+
+	sent := 0
+	for _, seed := range fooSeeds {
+		foo := seed.foo()
+		if field, problem := validateSpec(foo); field != "" {
+			t.Logf("seed %q: nothing sent, validateSpec refuses %s: %s", seed.origin, field, problem)
+			continue
+		}
+
+		// The Foo as a user creates it: the API server assigns its UID,
+		// resourceVersion and generation. The Deployment is built from the
+		// seed's Foo with that UID, the seed's other fields as they are.
+		owner := foo.DeepCopy()
+		owner.UID, owner.ResourceVersion, owner.Generation = "", "", 0
+		foos := fooClient.SamplecontrollerV1alpha1().Foos(foo.Namespace)
+		created, err := foos.Create(ctx, owner, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("seed %q: creating its Foo %s: %v", seed.origin, foo.Name, err)
+		}
+		foo.UID = created.UID
+
+		deployment := newDeployment(foo)
+		_, err = kubeClient.AppsV1().Deployments(foo.Namespace).Create(ctx, deployment, dryRun)
+		if err != nil {
+			t.Errorf("seed %q: the API server refuses the Deployment newDeployment builds: %v", seed.origin, err)
+		}
+		sent++
+
+		if err := foos.Delete(ctx, foo.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatalf("seed %q: deleting its Foo %s: %v", seed.origin, foo.Name, err)
+		}
+	}
+	if sent == 0 {
+		t.Fatal("validateSpec refuses every seed: nothing was sent")
+	}
+	t.Logf("%d of %d seeds' Deployments sent as a dry run", sent, len(fooSeeds))
+}

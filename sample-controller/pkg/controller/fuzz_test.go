@@ -29,6 +29,55 @@ import (
 // Deployment's status.availableReplicas and the Foo's metadata.generation; it is
 // covered by reference_test.go, not fuzzed here.)
 
+// fooSeed is one input of FuzzNewDeployment: the Foo it describes (foo) and
+// where it comes from (origin: a case file in /work/shared/cases, or the limit
+// it probes).
+type fooSeed struct {
+	origin                                string
+	name, namespace, uid, resourceVersion string
+	generation                            int64
+	deploymentName                        string
+	hasReplicas                           bool // false: spec.replicas is missing
+	replicas                              int32
+}
+
+// foo returns the Foo the seed describes.
+func (s fooSeed) foo() *samplev1alpha1.Foo {
+	foo := &samplev1alpha1.Foo{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: s.name, Namespace: s.namespace, UID: types.UID(s.uid),
+			ResourceVersion: s.resourceVersion, Generation: s.generation,
+		},
+		Spec: samplev1alpha1.FooSpec{DeploymentName: s.deploymentName},
+	}
+	if s.hasReplicas {
+		foo.Spec.Replicas = &s.replicas
+	}
+	return foo
+}
+
+// fooSeeds are FuzzNewDeployment's seeds (f.Add), and the Foos
+// TestBuiltObjectsPassServerSideDryRun (envtest_test.go) sends to a real API
+// server: one table, so that the two cannot drift apart.
+var fooSeeds = []fooSeed{
+	// origin, name, namespace, uid, resourceVersion, generation, deploymentName, hasReplicas, replicas
+	{"rename-and-invalid.md, input A: before the rename", "foo", "default", "uid-1", "", 1, "d1", true, 1},
+	{"rename-and-invalid.md, input A: after the rename", "foo", "default", "uid-1", "", 2, "d2", true, 1},
+	{"rename-and-invalid.md, input B: empty deploymentName", "foo", "default", "uid-1", "", 1, "", true, 1},
+	{"rename-and-invalid.md, input B: not a DNS label", "foo", "default", "uid-1", "", 1, "Nginx_1", true, 1},
+	{"rename-and-invalid.md, input B: a subdomain, not a label", "foo", "default", "uid-1", "", 1, "web.v2", true, 1},
+	{"rename-and-invalid.md, input B: one over the limit", "foo", "default", "uid-1", "", 1, strings.Repeat("d", 64), true, 1},
+	{"rename-and-invalid.md, input B: negative replicas", "foo", "default", "uid-1", "", 1, "d1", true, -1},
+	{"rename-and-invalid.md, input B: over the schema's maximum", "foo", "default", "uid-1", "", 1, "d1", true, 101},
+	{"rename-and-invalid.md, input B: huge replicas", "foo", "default", "uid-1", "", 1, "d1", true, 2147483647},
+	{"rename-and-invalid.md, input B: hugely negative replicas", "foo", "default", "uid-1", "", 1, "d1", true, -2147483648},
+	{"zero-columns.md: 0 replicas", "foo", "default", "uid-1", "", 1, "d1", true, 0},
+	{"missing replicas (the CRD defaults them to 1)", "foo", "default", "uid-1", "", 1, "d1", false, 0},
+	{"the longest label, the most replicas", "foo", "default", "uid-1", "", 1, strings.Repeat("d", 63), true, 100},
+	{"the longest Foo name", strings.Repeat("f", 253), "default", "uid-1", "", 1, "d1", true, 3},
+	{"server-assigned-fields.md: resourceVersion and generation", "foo", "default", "uid-1", "12345", 7, "d1", true, 2},
+}
+
 // FuzzNewDeployment checks, for any Foo:
 //   - validateSpec, desiredReplicas and newDeployment never panic, and validateSpec
 //     gives the same answer twice;
@@ -37,7 +86,8 @@ import (
 //     the API server would accept, by the rules that can be checked offline
 //     (checkDeployment), with desiredReplicas replicas.
 //
-// Seeds (the inputs of the case files):
+// Seeds (fooSeeds, the inputs of the case files; TestBuiltObjectsPassServerSideDryRun
+// sends the Deployments of the accepted ones to a real API server):
 //   - rename-and-invalid.md, input A: deploymentName d1 with 1 replica, then d2;
 //   - rename-and-invalid.md, input B: specs the schema let through but the
 //     controller cannot act on: an empty name, uppercase, a dot, 64 characters,
@@ -49,34 +99,13 @@ import (
 //     which the Deployment must not copy;
 //   - image-tag.md: the Deployment's image is always PodImage, a pinned tag.
 func FuzzNewDeployment(f *testing.F) {
-	// name, namespace, uid, resourceVersion, generation, deploymentName, hasReplicas, replicas
-	f.Add("foo", "default", "uid-1", "", int64(1), "d1", true, int32(1))                      // rename-and-invalid.md A: before
-	f.Add("foo", "default", "uid-1", "", int64(2), "d2", true, int32(1))                      // rename-and-invalid.md A: after the rename
-	f.Add("foo", "default", "uid-1", "", int64(1), "", true, int32(1))                        // rename-and-invalid.md B: empty deploymentName
-	f.Add("foo", "default", "uid-1", "", int64(1), "Nginx_1", true, int32(1))                 // rename-and-invalid.md B: not a DNS label
-	f.Add("foo", "default", "uid-1", "", int64(1), "web.v2", true, int32(1))                  // rename-and-invalid.md B: a subdomain, not a label
-	f.Add("foo", "default", "uid-1", "", int64(1), strings.Repeat("d", 64), true, int32(1))   // rename-and-invalid.md B: one over the limit
-	f.Add("foo", "default", "uid-1", "", int64(1), "d1", true, int32(-1))                     // rename-and-invalid.md B: negative replicas
-	f.Add("foo", "default", "uid-1", "", int64(1), "d1", true, int32(101))                    // rename-and-invalid.md B: over the schema's maximum
-	f.Add("foo", "default", "uid-1", "", int64(1), "d1", true, int32(2147483647))             // rename-and-invalid.md B: huge
-	f.Add("foo", "default", "uid-1", "", int64(1), "d1", true, int32(-2147483648))            // rename-and-invalid.md B: hugely negative
-	f.Add("foo", "default", "uid-1", "", int64(1), "d1", true, int32(0))                      // zero-columns.md: 0 replicas
-	f.Add("foo", "default", "uid-1", "", int64(1), "d1", false, int32(0))                     // missing replicas: 1
-	f.Add("foo", "default", "uid-1", "", int64(1), strings.Repeat("d", 63), true, int32(100)) // the longest label, the most replicas
-	f.Add(strings.Repeat("f", 253), "default", "uid-1", "", int64(1), "d1", true, int32(3))   // the longest Foo name
-	f.Add("foo", "default", "uid-1", "12345", int64(7), "d1", true, int32(2))                 // server-assigned-fields.md
+	for _, s := range fooSeeds {
+		f.Add(s.name, s.namespace, s.uid, s.resourceVersion, s.generation, s.deploymentName, s.hasReplicas, s.replicas)
+	}
 
 	f.Fuzz(func(t *testing.T, name, namespace, uid, resourceVersion string, generation int64, deploymentName string, hasReplicas bool, replicas int32) {
-		foo := &samplev1alpha1.Foo{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: name, Namespace: namespace, UID: types.UID(uid),
-				ResourceVersion: resourceVersion, Generation: generation,
-			},
-			Spec: samplev1alpha1.FooSpec{DeploymentName: deploymentName},
-		}
-		if hasReplicas {
-			foo.Spec.Replicas = &replicas
-		}
+		// The fuzzed input, as the Foo a seed would describe.
+		foo := fooSeed{"", name, namespace, uid, resourceVersion, generation, deploymentName, hasReplicas, replicas}.foo()
 
 		// None of these may panic, whatever the Foo.
 		field, problem := validateSpec(foo)
