@@ -259,9 +259,17 @@ func run(ctx context.Context, o options) error {
 	if err := samplev1alpha1.AddToScheme(scheme.Scheme); err != nil {
 		return fmt.Errorf("registering Foo in the client scheme: %w", err)
 	}
+	// Events get a clientset of their own, and with it a rate limiter of their
+	// own (each clientset makes one from cfg's QPS and burst), as kube-scheduler
+	// does (createClients in cmd/kube-scheduler/app/options/options.go): in a
+	// burst, an event never takes a Deployment's place in kubeClient's line.
+	eventClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating the events client: %w", err)
+	}
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartStructuredLogging(0)
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controller.ControllerName})
 
