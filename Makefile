@@ -224,7 +224,7 @@ bench: ## Performance scenarios on fresh local clusters, ours beside upstream an
 # make bench-scale knobs: the Ns (10,000 is opt-in: SIZES=100,1000,5000,10000), the
 # scenarios and the idle window of each run.
 SIZES ?= 100,1000,5000
-SCALE_SCENARIOS ?= ours,floor,upstream,guestbook
+SCALE_SCENARIOS ?= ours,floor,guestbook,upstream
 SCALE_IDLE ?= 15s
 
 .PHONY: bench-scale

@@ -36,6 +36,21 @@ type options struct {
 	root      string
 	out       string
 	oursCRD   string
+	// scale is -scale: the Ns of `make bench-scale`, or "" for one burst per scenario.
+	scale       string
+	upstreamMax int
+	scaleReport string
+}
+
+// scaleCluster is the cluster -scale creates afresh for each step unless
+// -cluster names another: not make bench's, so both can run on one machine.
+const scaleCluster = "controller-kit-scale"
+
+// clusterFlagSet reports whether -cluster was given.
+func clusterFlagSet() bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "cluster" })
+	return set
 }
 
 func main() {
@@ -47,8 +62,16 @@ func main() {
 	flag.StringVar(&o.scenarios, "scenarios", "ours,upstream,ours-upstream-settings,floor,guestbook", "Comma-separated scenarios to run.")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "Upper bound on one scenario's burst; past it the run fails.")
 	flag.StringVar(&benchCluster, "cluster", benchCluster, "Name of the local cluster each scenario creates afresh (and deletes): one no one else uses.")
-	flag.StringVar(&o.out, "out", "", "Folder for logs, results.json and converged.png (default: <repo>/_output/bench).")
+	flag.StringVar(&o.out, "out", "", "Folder for logs, results.json and converged.png (default: <repo>/_output/bench, or <repo>/_output/bench-scale with -scale).")
+	flag.StringVar(&o.scale, "scale", "", "Comma-separated Ns, such as 100,1000,5000,10000: run every scenario at each N instead (make bench-scale), "+
+		"and write results-scale.json and scale.png; -n and -repeat are then ignored.")
+	flag.IntVar(&o.upstreamMax, "scale-upstream-max", 1000, "With -scale, the largest N at which upstream and ours-upstream-settings run "+
+		"(at client-go's 5 requests per second, 10,000 Foos take over an hour).")
+	flag.StringVar(&o.scaleReport, "scale-report", "", "Print the table and redraw scale.png from this results-scale.json of an earlier -scale run (a run cut short included), and run nothing.")
 	flag.Parse()
+	if o.scale != "" && !clusterFlagSet() {
+		benchCluster = scaleCluster
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -66,11 +89,20 @@ func run(o options) error {
 	o.root = filepath.Clean(filepath.Join(wd, "..", ".."))
 	if o.out == "" {
 		o.out = filepath.Join(o.root, "_output", "bench")
+		if o.scale != "" {
+			o.out += "-scale"
+		}
 	}
 	if err := os.MkdirAll(filepath.Join(o.out, "bin"), 0o755); err != nil {
 		return err
 	}
 	o.oursCRD = filepath.Join(o.root, "sample-controller", "config", "crd", "samplecontroller.k8s.io_foos.yaml")
+	if o.scaleReport != "" {
+		return scaleReport(o)
+	}
+	if o.scale != "" {
+		return runScale(o)
+	}
 
 	all, err := scenarios(o)
 	if err != nil {

@@ -37,6 +37,8 @@ const (
 	// depthSampling is how often the burst scrapes the controller's /metrics for
 	// its queue depth.
 	depthSampling = 250 * time.Millisecond
+	// progressEvery is how often a burst prints how far it has come.
+	progressEvery = 15 * time.Second
 )
 
 var fooGVR = schema.GroupVersionResource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"}
@@ -49,9 +51,22 @@ type result struct {
 	// DeploymentsExist is when the last Deployment of the burst was first seen.
 	DeploymentsExist float64 `json:"deploymentsExistSeconds"`
 	// Converged is when the last object reported ready (Foo: availableReplicas equal
-	// to replicas; Guestbook: condition Available); for the floor, when its last
-	// status write returned.
+	// to replicas; Guestbook: condition Available); for the floor, when the last
+	// of its Deployments was available (the cluster's own rollout).
 	Converged float64 `json:"convergedSeconds"`
+	// WritesDone is, for the floor only, when its last status write returned:
+	// the floor's "converged" before it measured the rollout.
+	WritesDone float64 `json:"writesDoneSeconds,omitempty"`
+	// Nodes is how many kwok nodes the scenario's cluster had.
+	Nodes int `json:"nodes"`
+	// BurstWrites counts the controller's writes from the burst's first create
+	// until convergence, from the audit log (its user agent; custom resources
+	// with their status, Deployments, Events); nil for the floor, which makes
+	// exactly two per Foo.
+	BurstWrites *writeCounts `json:"burstWrites,omitempty"`
+	// CacheCost is, for ours under -scale, what one of its Deployments costs
+	// in an informer's cache, measured in the harness (measureCacheCost).
+	CacheCost *cacheCost `json:"cacheCost,omitempty"`
 	// Idle is what the idle window counted; nil for the floor (no controller).
 	Idle *writeCounts `json:"idle,omitempty"`
 	// IdleSeconds is the idle window's length.
@@ -105,6 +120,9 @@ func (t *tracker) mark(key string) {
 	}
 }
 
+// count returns how many keys are marked so far.
+func (t *tracker) count() int { t.mu.Lock(); defer t.mu.Unlock(); return len(t.seen) }
+
 // wait blocks until want keys are marked, then returns the sorted times.
 func (t *tracker) wait(ctx context.Context, what string) ([]float64, error) {
 	select {
@@ -149,8 +167,10 @@ type controllerScenario struct {
 // run creates a fresh cluster, starts the controller, proves it works on one
 // warm-up object, then times a burst of n objects and counts writes in the idle window.
 func (s controllerScenario) run(o options, n int) (result, error) {
-	res := result{Scenario: s.name, Objects: n}
-	c, err := startCluster(o.root, nodesFor(n*s.podsPer))
+	res := result{Scenario: s.name, Objects: n, Nodes: nodesFor(n * s.podsPer)}
+	say := phases(s.name, n)
+	say("creating a fresh local cluster with %d kwok nodes", res.Nodes)
+	c, err := startCluster(o.root, res.Nodes)
 	if err != nil {
 		return res, err
 	}
@@ -168,7 +188,7 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 	ready := newTracker(n)
 	ctx, cancel := waitCtx(o.timeout)
 	defer cancel()
-	watchDeployments(ctx, c, deployments)
+	watchDeployments(ctx, c, deployments, nil)
 	dynInformers := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.dyn, 0, benchNamespace, nil)
 	_, _ = dynInformers.ForResource(s.gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { markReady(ready, s.ready, obj) },
@@ -187,6 +207,7 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 		metricsURL = "http://" + addr + "/metrics"
 		args = append(args, s.metricsArgs(addr)...)
 	}
+	say("starting %s and waiting for it to reconcile one warm-up object", s.name)
 	proc, err := kittest.Start(s.name, filepath.Join(o.out, s.name+".log"), s.bin, args...)
 	if err != nil {
 		return res, err
@@ -202,9 +223,12 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 			return res, fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
+	say("burst: creating %d objects from %d goroutines", n, createWorkers)
 	start := time.Now()
 	deployments.begin(start)
 	ready.begin(start)
+	stopProgress := progress(say, start, counter{"Deployments", deployments}, counter{"converged", ready})
+	defer stopProgress()
 	if err := forEach(ctx, n, createWorkers, func(ctx context.Context, i int) error {
 		_, err := c.dyn.Resource(s.gvr).Namespace(benchNamespace).Create(ctx, s.newObject(benchNamespace, i), metav1.CreateOptions{})
 		return err
@@ -220,6 +244,8 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 		return res, err
 	}
 	res.Converged = readyTimes[len(readyTimes)-1]
+	stopProgress()
+	convergedAt := start.Add(time.Duration(res.Converged * float64(time.Second)))
 	if watch != nil {
 		if res.RateLimiterWaitSeconds, res.PeakQueueDepth, err = watch.stop(ctx); err != nil {
 			return res, fmt.Errorf("%s: %w", s.name, err)
@@ -229,6 +255,7 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 	// Events are recorded asynchronously, a moment after the write they describe:
 	// let those of the burst's last transitions land before the window opens.
 	time.Sleep(settle)
+	say("converged after %.1fs; idle window of %s", res.Converged, o.idle)
 	idleStart := time.Now()
 	time.Sleep(o.idle)
 	idleEnd := time.Now()
@@ -240,6 +267,14 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 	_, _ = proc.Stop(stopTimeout) // a controller that needs SIGKILL has its usage all the same
 	if res.PeakRSSMiB, res.CPUSeconds, err = usage(proc.State()); err != nil {
 		return res, fmt.Errorf("%s: %w", s.name, err)
+	}
+	if o.scale != "" && s.name == "ours" {
+		say("measuring what a cached Deployment costs, four ways")
+		cost, err := measureCacheCost(ctx, c)
+		if err != nil {
+			return res, err
+		}
+		res.CacheCost = &cost
 	}
 	// The audit log is written asynchronously; give the last lines time to land.
 	time.Sleep(2 * time.Second)
@@ -254,7 +289,52 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 		return res, err
 	}
 	res.Idle, res.IdleSeconds = &counts, idleEnd.Sub(idleStart).Seconds()
+	// The burst's writes: the same log, from the first create to convergence
+	// (the status write that made the last object converge included).
+	burst, err := c.countWrites(start, convergedAt.Add(time.Millisecond), s.gvr.Group, filepath.Base(s.bin)+"/", nil)
+	if err != nil {
+		return res, err
+	}
+	res.BurstWrites = &burst
 	return res, nil
+}
+
+// phases returns a function that prints one progress line of a scenario to
+// standard error, so a long run never looks hung.
+func phases(scenario string, n int) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "   [%s %s n=%d] %s\n", time.Now().Format("15:04:05"), scenario, n, fmt.Sprintf(format, args...))
+	}
+}
+
+// counter names a tracker for progress lines.
+type counter struct {
+	what string
+	t    *tracker
+}
+
+// progress prints, every progressEvery until the returned stop is called
+// (once or more), how far each tracker has come since start.
+func progress(say func(string, ...any), start time.Time, counters ...counter) (stop func()) {
+	done := make(chan struct{})
+	var once sync.Once
+	go func() {
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			line := fmt.Sprintf("%.0fs:", time.Since(start).Seconds())
+			for _, c := range counters {
+				line += fmt.Sprintf(" %d/%d %s", c.t.count(), c.t.want, c.what)
+			}
+			say("%s", line)
+		}
+	}()
+	return func() { once.Do(func() { close(done) }) }
 }
 
 // metricsWatch follows a controller's /metrics through a burst: the client's
@@ -346,11 +426,20 @@ func warmUp(ctx context.Context, c *cluster, s controllerScenario) error {
 	}
 }
 
-// watchDeployments marks each Deployment of the bench namespace when first seen.
-func watchDeployments(ctx context.Context, c *cluster, t *tracker) {
+// watchDeployments marks on exist each Deployment of the bench namespace when
+// first seen, and on available (unless nil) when it first has every replica
+// available.
+func watchDeployments(ctx context.Context, c *cluster, exist, available *tracker) {
 	f := informers.NewSharedInformerFactoryWithOptions(c.kube, 0, informers.WithNamespace(benchNamespace))
+	markAvailable := func(obj any) {
+		d := obj.(*appsv1.Deployment)
+		if available != nil && d.Spec.Replicas != nil && *d.Spec.Replicas > 0 && d.Status.AvailableReplicas == *d.Spec.Replicas {
+			available.mark(d.Name)
+		}
+	}
 	_, _ = f.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { t.mark(obj.(*appsv1.Deployment).Name) },
+		AddFunc:    func(obj any) { exist.mark(obj.(*appsv1.Deployment).Name); markAvailable(obj) },
+		UpdateFunc: func(_, obj any) { markAvailable(obj) },
 	})
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
@@ -421,12 +510,17 @@ func fooAvailable(u *unstructured.Unstructured) bool {
 	return want > 0 && got == want
 }
 
-// runFloor is the floor: no controller, the harness itself makes the same writes a
-// controller must (per Foo, one Deployment create and one status write) from as many
-// goroutines as our controller has workers. Nothing a controller does can be faster.
+// runFloor is the floor: no controller. The harness creates the Foos first, then
+// itself makes the writes a controller must (per Foo, one Deployment create and
+// one status write) from as many goroutines as our controller has workers:
+// nothing a controller does can be faster. It then waits, as the controllers'
+// scenarios do, until every Deployment is available: the cluster's own rollout
+// (kube-controller-manager, the scheduler and kwok) of the same Deployments.
 func runFloor(o options, n int) (result, error) {
-	res := result{Scenario: "floor", Objects: n}
-	c, err := startCluster(o.root, nodesFor(n))
+	res := result{Scenario: "floor", Objects: n, Nodes: nodesFor(n)}
+	say := phases("floor", n)
+	say("creating a fresh local cluster with %d kwok nodes", res.Nodes)
+	c, err := startCluster(o.root, res.Nodes)
 	if err != nil {
 		return res, err
 	}
@@ -439,6 +533,7 @@ func runFloor(o options, n int) (result, error) {
 	}
 	ctx, cancel := waitCtx(o.timeout)
 	defer cancel()
+	say("creating %d Foos before the clock starts", n)
 	foos := make([]*unstructured.Unstructured, n)
 	if err := forEach(ctx, n, createWorkers, func(ctx context.Context, i int) error {
 		var err error
@@ -447,30 +542,46 @@ func runFloor(o options, n int) (result, error) {
 	}); err != nil {
 		return res, err
 	}
-	deployments := newTracker(n)
-	watchDeployments(ctx, c, deployments)
+	deployments, available := newTracker(n), newTracker(n)
+	watchDeployments(ctx, c, deployments, available)
 
+	say("burst: a Deployment and a status write per Foo from %d goroutines", o.workers)
 	start := time.Now()
 	deployments.begin(start)
+	available.begin(start)
+	stopProgress := progress(say, start, counter{"Deployments", deployments}, counter{"available", available})
+	defer stopProgress()
 	if err := forEach(ctx, n, o.workers, func(ctx context.Context, i int) error {
 		return floorWrites(ctx, c, foos[i])
 	}); err != nil {
 		return res, err
 	}
-	res.Converged = time.Since(start).Seconds()
+	res.WritesDone = time.Since(start).Seconds()
 	if res.Timeline, err = deployments.wait(ctx, "Deployments"); err != nil {
 		return res, err
 	}
 	res.DeploymentsExist = res.Timeline[len(res.Timeline)-1]
+	say("writes done after %.1fs; waiting for the rollout", res.WritesDone)
+	availableTimes, err := available.wait(ctx, "available Deployments")
+	if err != nil {
+		return res, err
+	}
+	res.Converged = availableTimes[len(availableTimes)-1]
 	return res, nil
 }
 
-// floorWrites makes the two writes a controller owes one new Foo.
+// floorWrites makes the two writes a controller owes one new Foo. The
+// Deployment is the one sample-controller's FooReconciler creates (newDeployment
+// in sample-controller/pkg/controller/reference.go; this module cannot import it).
 func floorWrites(ctx context.Context, c *cluster, foo *unstructured.Unstructured) error {
-	labels := map[string]string{"app": "nginx", "controller": foo.GetName()}
+	labels := map[string]string{
+		"app.kubernetes.io/name":       "nginx",
+		"app.kubernetes.io/instance":   foo.GetName(),
+		"app.kubernetes.io/managed-by": "sample-controller",
+	}
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: foo.GetName(), Namespace: foo.GetNamespace(),
+			Name: foo.GetName(), Namespace: foo.GetNamespace(), Labels: labels,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "samplecontroller.k8s.io/v1alpha1", Kind: "Foo", Name: foo.GetName(), UID: foo.GetUID(),
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
@@ -481,7 +592,7 @@ func floorWrites(ctx context.Context, c *cluster, foo *unstructured.Unstructured
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.29"}}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
 			},
 		},
 	}
