@@ -5,7 +5,9 @@
 # so a second run with everything present returns at once.
 #
 # Usage: hack/build-bins.sh [all | cluster | envtest | codegen | NAME...]
-#   cluster  etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, kwokctl
+#   cluster  etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, kwokctl,
+#            kit-component (stops or starts one component of a local cluster, for
+#            make test-reliability's API server outage; hack/cluster/cmd/kit-component)
 #   envtest  etcd, kube-apiserver, kubectl (also laid out as setup-envtest's store, see below)
 #   codegen  controller-gen, the code-generator generators, kustomize
 #   all      every binary below, plus kind
@@ -26,6 +28,7 @@ module_of() {
 	etcd) echo "etcd go.etcd.io/etcd/server/v3" ;;
 	kwok | kwokctl) echo "cluster sigs.k8s.io/kwok/cmd/$1" ;;
 	kind) echo "cluster sigs.k8s.io/kind" ;;
+	kit-component) echo "cluster github.com/controller-kit/controller-kit/hack/cluster/cmd/kit-component" ;;
 	controller-gen) echo "tools sigs.k8s.io/controller-tools/cmd/controller-gen" ;;
 	deepcopy-gen | client-gen | lister-gen | informer-gen | applyconfiguration-gen)
 		echo "tools k8s.io/code-generator/cmd/$1" ;;
@@ -37,7 +40,7 @@ module_of() {
 expand() {
 	case "$1" in
 	envtest) echo etcd kube-apiserver kubectl ;;
-	cluster) echo etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl ;;
+	cluster) echo etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl kit-component ;;
 	codegen) echo controller-gen deepcopy-gen client-gen lister-gen informer-gen applyconfiguration-gen kustomize ;;
 	all) echo "$(expand cluster) $(expand codegen) kind" ;;
 	*) echo "$1" ;;
@@ -116,7 +119,10 @@ main() {
 	local mod
 	for name in "${want[@]}"; do
 		read -r mod _ < <(module_of "$name")
-		if [ -x "$BIN/$name" ] && [ "$BIN/$name" -nt "$ROOT/hack/$mod/go.mod" ]; then continue; fi
+		# The kit's own tool is also stale when its source is newer.
+		local src="$ROOT/hack/$mod/cmd/$name/main.go"
+		if [ -x "$BIN/$name" ] && [ "$BIN/$name" -nt "$ROOT/hack/$mod/go.mod" ] &&
+			{ [ ! -e "$src" ] || [ "$BIN/$name" -nt "$src" ]; }; then continue; fi
 		case " ${todo[$mod]:-} " in *" $name "*) ;; *) todo[$mod]="${todo[$mod]:-} $name" ;; esac
 	done
 	local total=$SECONDS

@@ -1,6 +1,8 @@
 // Module cluster pins the cluster launchers: kwok/kwokctl (the Docker-free local
-// cluster) and kind (for learners with Docker). Kept apart from hack/tools so each
-// keeps the dependency versions its authors tested.
+// cluster) and kind (for learners with Docker), and the kit's kit-component
+// (cmd/kit-component: one component of a local cluster stopped or started through
+// kwokctl's runtime). Kept apart from hack/tools so each keeps the dependency
+// versions its authors tested.
 module github.com/controller-kit/controller-kit/hack/cluster
 
 go 1.26.0
@@ -9,6 +11,11 @@ tool (
 	sigs.k8s.io/kind
 	sigs.k8s.io/kwok/cmd/kwok
 	sigs.k8s.io/kwok/cmd/kwokctl
+)
+
+require (
+	github.com/spf13/cobra v1.10.2
+	sigs.k8s.io/kwok v0.8.0
 )
 
 require (
@@ -77,7 +84,6 @@ require (
 	github.com/shopspring/decimal v1.4.0 // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/spf13/cast v1.7.0 // indirect
-	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/stoewer/go-strcase v1.3.0 // indirect
 	github.com/vbatts/tar-split v0.12.2 // indirect
@@ -135,7 +141,6 @@ require (
 	sigs.k8s.io/kind v0.33.0 // indirect
 	sigs.k8s.io/kustomize/api v0.21.1 // indirect
 	sigs.k8s.io/kustomize/kyaml v0.21.1 // indirect
-	sigs.k8s.io/kwok v0.8.0 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect

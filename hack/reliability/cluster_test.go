@@ -15,9 +15,6 @@ import (
 )
 
 const (
-	// clusterName is the suite's own local cluster, beside the learner's
-	// controller-kit and make test's controller-kit-test and -bench.
-	clusterName = "controller-kit-reliability"
 	// podsPerNode is how many Pods the suite puts on one kwok node (each takes
 	// 110), leaving room for what the garbage collector has yet to delete.
 	podsPerNode = 100
@@ -42,27 +39,27 @@ func startCluster(root string, pods int) (*cluster, error) {
 		return nil, fmt.Errorf("hack/local-down.sh: %w\n%s", err, out)
 	}
 	nodes := pods/podsPerNode + 2
-	fmt.Printf("starting the local cluster %s with %d kwok nodes\n", clusterName, nodes)
+	fmt.Printf("starting the local cluster %s with %d kwok nodes\n", *clusterName, nodes)
 	start := time.Now()
 	out, err := c.script("local-up.sh", "KIT_NODES="+strconv.Itoa(nodes), "KIT_FRESH=1")
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == kittest.LocalUpClusterExists {
-		return nil, fmt.Errorf("the cluster %s from an earlier run was not deleted (hack/local-down.sh):\n%s", clusterName, out)
+		return nil, fmt.Errorf("the cluster %s from an earlier run was not deleted (hack/local-down.sh):\n%s", *clusterName, out)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("hack/local-up.sh: %w\n%s", err, out)
 	}
-	if c.info, err = kittest.ReadClusterInfo(kittest.ClusterInfoPath(root, clusterName)); err != nil {
+	if c.info, err = kittest.ReadClusterInfo(kittest.ClusterInfoPath(root, *clusterName)); err != nil {
 		return nil, err
 	}
-	fmt.Printf("cluster %s ready in %.0f s\n", clusterName, time.Since(start).Seconds())
+	fmt.Printf("cluster %s ready in %.0f s\n", *clusterName, time.Since(start).Seconds())
 	return c, nil
 }
 
 // stop deletes the cluster.
 func (c *cluster) stop() {
 	if out, err := c.script("local-down.sh"); err != nil {
-		fmt.Fprintf(os.Stderr, "deleting the cluster %s: %v\n%s", clusterName, err, out)
+		fmt.Fprintf(os.Stderr, "deleting the cluster %s: %v\n%s", *clusterName, err, out)
 	}
 }
 
@@ -70,13 +67,14 @@ func (c *cluster) stop() {
 // added to the environment, and returns its combined output.
 func (c *cluster) script(name string, env ...string) ([]byte, error) {
 	cmd := exec.Command(filepath.Join(c.root, "hack", name))
-	cmd.Env = append(append(os.Environ(), "KIT_CLUSTER="+clusterName), env...)
+	cmd.Env = append(append(os.Environ(), "KIT_CLUSTER="+*clusterName), env...)
 	return cmd.CombinedOutput()
 }
 
 // install applies what both tiers ship for running outside the cluster (the
 // CRDs, sample-controller's namespace and RBAC) server-side, as `make install`
-// does, and waits until a controller running with that RBAC can use the CRDs.
+// does, waits until a controller running with that RBAC can use the CRDs, and
+// adds the Guestbook operator's namespace and RBAC (installGuestbookRBAC).
 func install(root string) error {
 	sample := filepath.Join(root, "sample-controller", "config")
 	guestbook := filepath.Join(root, "kubebuilder-guestbook", "config")
@@ -93,5 +91,8 @@ func install(root string) error {
 	if err := kittest.WaitForCRD("foos.samplecontroller.k8s.io", "samplecontroller.k8s.io/v1alpha1", "Foo", 90*time.Second); err != nil {
 		return err
 	}
-	return kittest.WaitForCRD("guestbooks.webapp.controller-kit.dev", "webapp.controller-kit.dev/v1", "Guestbook", 90*time.Second)
+	if err := kittest.WaitForCRD("guestbooks.webapp.controller-kit.dev", "webapp.controller-kit.dev/v1", "Guestbook", 90*time.Second); err != nil {
+		return err
+	}
+	return installGuestbookRBAC(root)
 }

@@ -10,6 +10,15 @@
 //   - TestBadInputIsRejectedNamingTheField: for every schema bound, CEL rule and
 //     webhook rule of the Foo and Guestbook CRDs, an object the API server
 //     refuses, with the field's path in its error.
+//   - TestLeaderTakeOver: for tiers 2 and 3, the leader SIGKILLed, the time
+//     until the standby leads (read from the Lease).
+//   - TestShippedManifestsRunRestricted: each tier's make deploy manifests in a
+//     namespace enforcing the restricted Pod Security Standard, RBAC checked
+//     with kubectl auth can-i.
+//   - TestControllersRideOutAnAPIServerOutage: kube-apiserver stopped for 20 s
+//     (bin/kit-component): controllers without leader election ride it out
+//     and converge on changes made right after it; a leader exits non-zero
+//     within its renew deadline; a watching informer relists.
 //
 // The suite starts a fresh local cluster of its own (controller-kit-reliability),
 // runs the controllers as real processes with the RBAC they ship, and writes

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/controller-kit/controller-kit/hack/kittest"
 )
 
@@ -17,7 +20,10 @@ var (
 	foos       = flag.Int("foos", 500, "how many Foos the tier 2 crash scenario creates at once")
 	guestbooks = flag.Int("guestbooks", 50, "how many Guestbooks the tier 3 crash scenario creates at once")
 	report     = flag.String("report", "", "where the figures go as JSON (default: <kit>/_output/reliability.json)")
-	keep       = flag.Bool("keep-cluster", false, "leave the cluster running after the tests, for a look with kubectl")
+	// clusterName is the suite's own local cluster, beside the learner's
+	// controller-kit and make test's controller-kit-test and -bench.
+	clusterName = flag.String("cluster", "controller-kit-reliability", "the local cluster the suite creates (and deletes) for itself")
+	keep        = flag.Bool("keep-cluster", false, "leave the cluster running after the tests, for a look with kubectl")
 )
 
 // deadline bounds every wait of the suite: generous for a loaded 2-core machine
@@ -29,6 +35,8 @@ var sampleControllerBin, managerBin string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// controller-runtime's client (the Guestbook scenarios) logs through klog.
+	ctrllog.SetLogger(klog.NewKlogr())
 	os.Exit(run(m))
 }
 

@@ -1,0 +1,86 @@
+// Command kit-component stops or starts one component of a kit local cluster
+// (one that hack/local-up.sh created with kwokctl's binary runtime), through
+// kwokctl's own runtime library, for tests that need an outage of one component
+// only: `kwokctl stop cluster` stops all of them, etcd included.
+//
+//	kit-component --name controller-kit-reliability stop kube-apiserver
+//	kit-component --name controller-kit-reliability start kube-apiserver
+//
+// The cluster's files are where kwokctl keeps them: $KWOK_WORKDIR, which
+// hack/lib.sh sets to _output/kwok (kwokctl's own default is ~/.kwok). Exit code 0: done; 1: the cluster or the component was
+// not found, or kwokctl's runtime failed (the error says which).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"sigs.k8s.io/kwok/pkg/config"
+	"sigs.k8s.io/kwok/pkg/kwokctl/runtime"
+	_ "sigs.k8s.io/kwok/pkg/kwokctl/runtime/binary" // the runtime hack/local-up.sh uses
+	utilspath "sigs.k8s.io/kwok/pkg/utils/path"
+)
+
+func main() {
+	var name string
+	root := &cobra.Command{
+		Use:           "kit-component --name CLUSTER (stop|start) COMPONENT",
+		Short:         "Stop or start one component (such as kube-apiserver) of a kit local cluster",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&name, "name", "controller-kit", "the cluster's name (KIT_CLUSTER)")
+	for _, verb := range []string{"stop", "start"} {
+		root.AddCommand(&cobra.Command{
+			Use:   verb + " COMPONENT",
+			Short: verb + " one component, as kwokctl's runtime does for the whole cluster (start: unless it is running)",
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return run(cmd.Context(), name, verb, args[0])
+			},
+		})
+	}
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "kit-component:", err)
+		os.Exit(1)
+	}
+}
+
+// run loads the cluster's runtime and stops or starts the component.
+func run(ctx context.Context, cluster, verb, component string) error {
+	rt, err := runtime.DefaultRegistry.Load(ctx, cluster, utilspath.Join(config.ClustersDir, cluster))
+	if err != nil {
+		return fmt.Errorf("loading the cluster %q from %s (is it running? hack/local-up.sh with KIT_CLUSTER=%s): %w",
+			cluster, config.ClustersDir, cluster, err)
+	}
+	if _, err := rt.GetComponent(ctx, component); err != nil {
+		return fmt.Errorf("the cluster %q has no component %q: %w", cluster, component, err)
+	}
+	// start is idempotent: a component already running is left alone, so a
+	// caller can play the supervisor and start whatever has exited.
+	if verb == "start" {
+		status, err := rt.InspectComponent(ctx, component)
+		if err != nil {
+			return fmt.Errorf("inspecting %s: %w", component, err)
+		}
+		if status != runtime.ComponentStatusStopped {
+			fmt.Printf("%s: %s is already running\n", cluster, component)
+			return nil
+		}
+	}
+	start := time.Now()
+	if verb == "stop" {
+		err = rt.StopComponent(ctx, component)
+	} else {
+		err = rt.StartComponent(ctx, component)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s: %s %sed in %.1f s\n", cluster, component, map[string]string{"stop": "stopp", "start": "start"}[verb], time.Since(start).Seconds())
+	return nil
+}

@@ -1,0 +1,350 @@
+//go:build e2e
+
+package reliability
+
+import (
+	"context"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/controller-kit/controller-kit/hack/kittest"
+	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
+	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/controller-kit/controller-kit/sample-controller/pkg/generated/clientset/versioned"
+)
+
+// outage is how long the scenario keeps kube-apiserver stopped: longer than
+// the leader-elected controller's renew deadline (outageLeaseTimings), shorter
+// than the 40 s after which kube-controller-manager would mark kwok's nodes
+// NotReady.
+const outage = 20 * time.Second
+
+// outageLeaseTimings are the leader-elected controller's Lease timings: the
+// defaults' proportions, shortened so the leader gives up well inside the outage.
+var outageLeaseTimings = []string{
+	"--leader-elect-lease-duration=10s",
+	"--leader-elect-renew-deadline=7s",
+	"--leader-elect-retry-period=1s",
+}
+
+// component stops or starts one component of the suite's cluster with
+// bin/kit-component (hack/cluster/cmd/kit-component, kwokctl's runtime), which
+// finds the cluster where hack/lib.sh has kwokctl keep it.
+func component(t *testing.T, verb, name string) {
+	t.Helper()
+	root := kittest.RepoRoot()
+	cmd := exec.Command(filepath.Join(root, "bin", "kit-component"), "--name", *clusterName, verb, name)
+	cmd.Env = append(os.Environ(), "KWOK_WORKDIR="+filepath.Join(root, "_output", "kwok"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kit-component %s %s: %v\n%s", verb, name, err, out)
+	}
+}
+
+// holdPort listens on the stopped kube-apiserver's address (server, a URL)
+// until release is called, so that no other program takes the port meanwhile:
+// kwokctl gives each component of a new cluster a port that is free when it
+// looks, and make test creates clusters beside this one. Connections made
+// meanwhile are closed at once. (A port bound but not listened on would refuse
+// them as a stopped server does, but the stopped server's closed connections
+// keep the port in TIME_WAIT for a minute, which only SO_REUSEADDR gets past,
+// and that would let others in too.)
+func holdPort(t *testing.T, server string) (release func()) {
+	t.Helper()
+	u, err := url.Parse(server)
+	if err != nil {
+		t.Fatalf("the API server's address %q: %v", server, err)
+	}
+	var l net.Listener
+	// The stopped server may take a moment to let go of its port.
+	kittest.Eventually(t, 30*time.Second, "kube-apiserver's port "+u.Host+" to be free", func(context.Context) (bool, error) {
+		l, err = net.Listen("tcp", u.Host)
+		return err == nil, nil
+	})
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conn.Close()
+		}
+	}()
+	var once sync.Once
+	release = func() { once.Do(func() { l.Close() }) }
+	t.Cleanup(release)
+	return release
+}
+
+// watchCounter is a ListerWatcher for Foos that counts what a reflector does
+// with it: full lists (a LIST, or a WATCH that starts with the initial
+// events, as client-go's WatchListClient does), and watches the API server
+// ended with 410 Gone ("too old resource version": the server no longer has
+// the history the watch asked to resume from).
+type watchCounter struct {
+	client    versioned.Interface
+	namespace string
+	lists     atomic.Int32
+	expired   atomic.Int32
+}
+
+// List lists Foos, counting a full list.
+func (w *watchCounter) List(options metav1.ListOptions) (runtime.Object, error) {
+	w.lists.Add(1)
+	return w.client.SamplecontrollerV1alpha1().Foos(w.namespace).List(context.Background(), options)
+}
+
+// Watch watches Foos, counting a watch-list as a full list and every 410 the
+// stream ends with.
+func (w *watchCounter) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	if ptr.Deref(options.SendInitialEvents, false) {
+		w.lists.Add(1)
+	}
+	inner, err := w.client.SamplecontrollerV1alpha1().Foos(w.namespace).Watch(context.Background(), options)
+	if err != nil {
+		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+			w.expired.Add(1)
+		}
+		return nil, err
+	}
+	return watch.Filter(inner, func(ev watch.Event) (watch.Event, bool) {
+		if ev.Type == watch.Error {
+			if err := apierrors.FromObject(ev.Object); apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+				w.expired.Add(1)
+			}
+		}
+		return ev, true
+	}), nil
+}
+
+// leaseHolder returns the holder of the Lease namespace/name, "" if it has none
+// or does not exist yet.
+func leaseHolder(ctx context.Context, cs kubernetes.Interface, namespace, name string) (string, error) {
+	lease, err := cs.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return ptr.Deref(lease.Spec.HolderIdentity, ""), nil
+}
+
+// createFoos creates Foos named foo-0000 ... in namespace, one replica each.
+func createFoos(ctx context.Context, c versioned.Interface, namespace string, n int) error {
+	return forEach(ctx, n, func(ctx context.Context, i int) error {
+		_, err := c.SamplecontrollerV1alpha1().Foos(namespace).Create(ctx, &samplev1alpha1.Foo{
+			ObjectMeta: metav1.ObjectMeta{Name: fooName(i)},
+			Spec:       samplev1alpha1.FooSpec{DeploymentName: fooName(i), Replicas: ptr.To[int32](1)},
+		}, metav1.CreateOptions{})
+		return err
+	})
+}
+
+// foosConverged reports whether every Foo of namespace has seen its latest spec
+// and has all its replicas available.
+func foosConverged(ctx context.Context, c versioned.Interface, namespace string) (bool, error) {
+	list, err := c.SamplecontrollerV1alpha1().Foos(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err
+	}
+	for _, foo := range list.Items {
+		if foo.Status.ObservedGeneration != foo.Generation || foo.Status.AvailableReplicas != ptr.Deref(foo.Spec.Replicas, 1) {
+			return false, nil
+		}
+	}
+	return len(list.Items) > 0, nil
+}
+
+// TestControllersRideOutAnAPIServerOutage stops the cluster's kube-apiserver
+// for 20 s under three running controllers, then changes objects the moment it
+// is back (a Foo and a Guestbook scaled, a Deployment of each deleted by hand).
+//
+//   - sample-controller and the Guestbook manager without leader election keep
+//     running through the outage: their reflectors retry with back-off, and when
+//     the API server is back they resume their watches or, if the server no
+//     longer has the history (410 Gone: a restarted API server's watch cache
+//     starts at the current revision), list again. Either way the changes made
+//     after the outage are seen and reconciled, with no restart;
+//   - a sample-controller with leader election cannot renew its Lease: it stops
+//     leading within its renew deadline and exits non-zero, as
+//     kube-controller-manager does, so that a supervisor (the kubelet, in a
+//     cluster) restarts it; a replica started after the outage takes the Lease
+//     and converges what changed.
+//
+// A Foo informer of the test's own, watching through the outage beside the
+// controllers, counts its full lists and any 410 Gone: the proof that its
+// watch could not simply be resumed and was repaired by a list, as the
+// controllers' informers are.
+func TestControllersRideOutAnAPIServerOutage(t *testing.T) {
+	scenario(t)
+	const perNamespace = 5
+	cs := kittest.Clientset(t)
+	fooClient, err := versioned.NewForConfig(kittest.Config(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gbClient := newGuestbookClient(t)
+	ctx := context.Background()
+	plainNS := kittest.Namespace(t, cs, "outage-foo")
+	electedNS := kittest.Namespace(t, cs, "outage-elected")
+	gbNS := kittest.Namespace(t, cs, "outage-guestbook")
+	leaseName := "outage-" + electedNS
+
+	plain := startSampleController(t, "controller-plain", plainNS)
+	electedArgs := append([]string{"--leader-elect", "--leader-elect-resource-namespace=" + sampleControllerNamespace,
+		"--leader-elect-resource-name=" + leaseName}, outageLeaseTimings...)
+	elected := startSampleController(t, "controller-elected", electedNS, electedArgs...)
+	manager := startManager(t, "manager-plain")
+
+	for _, ns := range []string{plainNS, electedNS} {
+		if err := createFoos(ctx, fooClient, ns, perNamespace); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range perNamespace {
+		if err := gbClient.Create(ctx, newGuestbook(gbNS, guestbookName(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allConverged := func(ctx context.Context) (bool, error) {
+		for _, ns := range []string{plainNS, electedNS} {
+			if ok, err := foosConverged(ctx, fooClient, ns); !ok || err != nil {
+				return false, err
+			}
+		}
+		var list webappv1.GuestbookList
+		if err := gbClient.List(ctx, &list, client.InNamespace(gbNS)); err != nil {
+			return false, err
+		}
+		for i := range list.Items {
+			if !guestbookConverged(&list.Items[i]) {
+				return false, nil
+			}
+		}
+		return len(list.Items) == perNamespace, nil
+	}
+	kittest.Eventually(t, deadline, "every Foo and Guestbook to converge before the outage", allConverged)
+
+	// The test's own informer, to see what the outage does to a watch.
+	counter := &watchCounter{client: fooClient, namespace: plainNS}
+	informer := cache.NewSharedIndexInformer(&cache.ListWatch{ListFunc: counter.List, WatchFunc: counter.Watch},
+		&samplev1alpha1.Foo{}, 0, cache.Indexers{})
+	informerCtx, stopInformer := context.WithCancel(ctx)
+	defer stopInformer()
+	go informer.RunWithContext(informerCtx)
+	if !cache.WaitForCacheSync(informerCtx.Done(), informer.HasSynced) {
+		t.Fatal("the test's Foo informer did not sync")
+	}
+	listsBefore := counter.lists.Load()
+
+	// The Lease keeps the old leader's name after it exits: the restarted
+	// replica has led once the name changes.
+	oldLeader, err := leaseHolder(ctx, cs, sampleControllerNamespace, leaseName)
+	if err != nil || oldLeader == "" {
+		t.Fatalf("the leader-elected sample-controller holds no Lease %s/%s before the outage (holder %q, %v)", sampleControllerNamespace, leaseName, oldLeader, err)
+	}
+
+	stopped := time.Now()
+	component(t, "stop", "kube-apiserver")
+	release := holdPort(t, kittest.Config(t).Host)
+	// The leader-elected controller must give up at its renew deadline (7 s),
+	// plus whatever the request in flight then takes: client-go retries a GET
+	// whose connection was cut. The outage lasts until it has exited (at least
+	// 20 s), so that a slow machine cannot turn "exits" into "still leads".
+	code, err := elected.Wait(time.Minute)
+	if err != nil {
+		t.Errorf("the leader-elected sample-controller was still running a minute into the outage: it must stop leading at its renew deadline and exit")
+	} else {
+		record(t, "leader exited after the API server stopped", time.Since(stopped).Seconds(), "s")
+		if code == 0 {
+			t.Errorf("the leader-elected sample-controller exited with code 0 on losing its Lease; want non-zero, so its supervisor restarts it")
+		}
+	}
+	time.Sleep(time.Until(stopped.Add(outage)))
+	release()
+	component(t, "start", "kube-apiserver")
+	back := time.Now()
+	// kube-controller-manager and kube-scheduler run with leader election
+	// too, and exit for the same reason; in a cluster the kubelet restarts
+	// them (static Pods). Here the test is their supervisor.
+	for _, name := range []string{"kube-controller-manager", "kube-scheduler"} {
+		component(t, "start", name)
+	}
+	record(t, "API server stopped for", back.Sub(stopped).Seconds(), "s")
+	kittest.Eventually(t, deadline, "kube-apiserver to serve again", func(ctx context.Context) (bool, error) {
+		_, err := cs.Discovery().ServerVersion()
+		return err == nil, nil
+	})
+
+	// Change things the moment the API server is back: the controllers may not
+	// have re-established their watches yet.
+	scale := func(ns string) {
+		t.Helper()
+		if _, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Patch(ctx, fooName(0), "application/merge-patch+json",
+			[]byte(`{"spec":{"replicas":3}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatalf("scaling Foo %s/%s: %v", ns, fooName(0), err)
+		}
+		if err := cs.AppsV1().Deployments(ns).Delete(ctx, fooName(1), metav1.DeleteOptions{}); err != nil {
+			t.Fatalf("deleting Deployment %s/%s: %v", ns, fooName(1), err)
+		}
+	}
+	scale(plainNS)
+	scale(electedNS)
+	if err := gbClient.Patch(ctx, newGuestbook(gbNS, guestbookName(0)), client.RawPatch("application/merge-patch+json",
+		[]byte(`{"spec":{"frontend":{"replicas":3}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.AppsV1().Deployments(gbNS).Delete(ctx, guestbookName(1)+webappv1.FrontendSuffix, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The leader-elected replica is restarted, as its supervisor would.
+	restarted := time.Now()
+	startSampleController(t, "controller-elected-restarted", electedNS, electedArgs...)
+	kittest.Eventually(t, deadline, "the restarted replica to take the Lease", func(ctx context.Context) (bool, error) {
+		holder, err := leaseHolder(ctx, cs, sampleControllerNamespace, leaseName)
+		return holder != "" && holder != oldLeader, err
+	})
+	record(t, "restarted replica took the Lease after", time.Since(restarted).Seconds(), "s")
+
+	kittest.Eventually(t, deadline, "every change made after the outage to be reconciled", allConverged)
+	record(t, "converged after the API server came back", time.Since(back).Seconds(), "s")
+
+	for _, p := range []*kittest.Process{plain, manager} {
+		if p.Exited() {
+			t.Errorf("%s exited during or after the outage (%v); without leader election it must ride it out", p.Name, p.State())
+		}
+	}
+	// The scaled Foo's Deployment has 3 replicas, the deleted one is back.
+	for _, ns := range []string{plainNS, electedNS} {
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, fooName(0), metav1.GetOptions{})
+		if err != nil || ptr.Deref(d.Spec.Replicas, 0) != 3 {
+			t.Errorf("Deployment %s/%s after scaling its Foo to 3: %v, replicas %v", ns, fooName(0), err, d.Spec.Replicas)
+		}
+		if _, err := cs.AppsV1().Deployments(ns).Get(ctx, fooName(1), metav1.GetOptions{}); err != nil {
+			t.Errorf("Deployment %s/%s deleted by hand after the outage was not recreated: %v", ns, fooName(1), err)
+		}
+	}
+
+	record(t, "410 Gone seen by a watching Foo informer", float64(counter.expired.Load()), "")
+	record(t, "lists by that informer after the outage", float64(counter.lists.Load()-listsBefore), "")
+	if counter.lists.Load() == listsBefore {
+		t.Errorf("the test's Foo informer did not list again after the outage: its watch was resumed, so the scenario proves nothing about relisting")
+	}
+}
