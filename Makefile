@@ -158,7 +158,7 @@ vet: ## gofmt and go vet every module of the workspace, e2e suites included.
 ##@ Test
 
 .PHONY: test
-test: ## Everything CI runs: verify, vet, then unit + envtest, every e2e suite and check (fresh local cluster) and a bench smoke run, at once.
+test: ## Everything CI runs: verify, vet, then unit + envtest (+3 s per fuzz target), every e2e suite and check (fresh local cluster), the smaller reliability scenarios and a bench smoke run, at once.
 	@hack/test-all.sh
 
 .PHONY: test-unit
@@ -192,7 +192,7 @@ RELIABILITY_FOOS ?= 500
 RELIABILITY_GUESTBOOKS ?= 50
 
 .PHONY: test-reliability
-test-reliability: ## Reliability scenarios (a controller killed mid-burst, bad input) on a fresh local cluster of their own; table + _output/reliability.json.
+test-reliability: ## Reliability scenarios (controllers killed mid-burst, the API server stopped, a lost leader, bad input, the shipped manifests under restricted PSS) on a fresh local cluster of their own; table + _output/reliability.json.
 	@hack/build-bins.sh cluster
 	@cd hack/reliability && go test -tags e2e -count=1 -timeout 60m -v . -args -foos=$(RELIABILITY_FOOS) -guestbooks=$(RELIABILITY_GUESTBOOKS)
 
