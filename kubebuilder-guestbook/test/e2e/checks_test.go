@@ -88,7 +88,7 @@ var checks = []kittest.Check{
 		Reread:    lesson + "#6-the-reconciler-step-by-step",
 		StubFails: true,
 		Contracts: []string{
-			"Reconcile returns no error for a write that fails with a conflict (`apierrors.IsConflict`): the check annotates the Guestbook every 50 ms while it converges and fails on any `Reconciler error` line the manager logs for the Guestbook's namespace.",
+			"Reconcile returns no error for a write that fails with a conflict (`apierrors.IsConflict`): the check annotates the Guestbook every 50 ms for its first 5 s of converging and fails on any `Reconciler error` line the manager logs for the Guestbook's namespace.",
 		},
 	},
 	{
