@@ -133,8 +133,9 @@ verify: ## Fail if generated code or manifests are not what is committed (runs m
 	@hack/verify-clean.sh
 
 .PHONY: verify-docs
-verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, a solution patch no longer applies, or a lesson leaves out a contract its checks rely on.
+verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, a solution patch no longer applies, a lesson leaves out a contract its checks rely on, or a Japanese twin (docs/ja/) is missing or differs from its English page in headings, anchors, code blocks, links or language switch.
 	@hack/check-reading-paths.sh
+	@go run ./hack/kittest/cmd/jadocs
 	@go run ./hack/kittest/cmd/check -verify-contracts
 	@# Against the committed tiers (a scratch index), so a learner's own edits do not count.
 	@idx=$$(mktemp) && trap 'rm -f "$$idx"' EXIT && GIT_INDEX_FILE=$$idx git read-tree HEAD && \
