@@ -46,7 +46,9 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/controller-kit/controller-kit/hack/kittest"
@@ -71,6 +73,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The suite's own controller-runtime client logs through klog (without a
+	// logger, controller-runtime prints a warning with a stack trace).
+	ctrllog.SetLogger(klog.NewKlogr())
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(webappv1.AddToScheme(scheme))
 	suite.Setup = installCRD
