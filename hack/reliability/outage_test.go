@@ -4,13 +4,18 @@ package reliability
 
 import (
 	"context"
-	"net"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/controller-kit/controller-kit/hack/kittest"
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
@@ -56,39 +62,89 @@ func component(t *testing.T, verb, name string) {
 	}
 }
 
-// holdPort listens on the stopped kube-apiserver's address (server, a URL)
-// until release is called, so that no other program takes the port meanwhile:
-// kwokctl gives each component of a new cluster a port that is free when it
-// looks, and make test creates clusters beside this one. Connections made
-// meanwhile are closed at once. (A port bound but not listened on would refuse
-// them as a stopped server does, but the stopped server's closed connections
-// keep the port in TIME_WAIT for a minute, which only SO_REUSEADDR gets past,
-// and that would let others in too.)
+// holdPort keeps the stopped kube-apiserver's port (server is its URL) until
+// release is called, so that no other program takes it meanwhile: kwokctl
+// gives each component of a new cluster a port that is free when it looks,
+// and make test creates clusters beside this one. The port is bound but not
+// listened on, so a client's connection is refused, exactly as by a stopped
+// server. SO_REUSEADDR is on for the bind only (the stopped server's closed
+// connections keep the port in TIME_WAIT for a minute) and off afterwards:
+// a socket bound without it shares its port with nobody.
 func holdPort(t *testing.T, server string) (release func()) {
 	t.Helper()
 	u, err := url.Parse(server)
 	if err != nil {
 		t.Fatalf("the API server's address %q: %v", server, err)
 	}
-	var l net.Listener
+	addr, err := netip.ParseAddrPort(u.Host)
+	if err != nil || !addr.Addr().Is4() {
+		t.Fatalf("the API server's address %q is not an IPv4 address and port: %v", u.Host, err)
+	}
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
+		t.Fatal(err)
+	}
 	// The stopped server may take a moment to let go of its port.
 	kittest.Eventually(t, 30*time.Second, "kube-apiserver's port "+u.Host+" to be free", func(context.Context) (bool, error) {
-		l, err = net.Listen("tcp", u.Host)
-		return err == nil, nil
+		return syscall.Bind(fd, &syscall.SockaddrInet4{Port: int(addr.Port()), Addr: addr.Addr().As4()}) == nil, nil
 	})
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conn.Close()
-		}
-	}()
+	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 0); err != nil {
+		t.Fatal(err)
+	}
 	var once sync.Once
-	release = func() { once.Do(func() { l.Close() }) }
+	release = func() { once.Do(func() { syscall.Close(fd) }) }
 	t.Cleanup(release)
 	return release
+}
+
+// compactEtcd compacts the suite's etcd up to its current revision, through
+// etcd's JSON gateway (kwokctl runs etcd on plain HTTP on loopback): every
+// event before now is gone from etcd's history, so no watch can resume from a
+// resource version of before, and the API server answers such a watch with
+// 410 Gone. It returns the revision compacted to.
+func compactEtcd(t *testing.T) int64 {
+	t.Helper()
+	root := kittest.RepoRoot()
+	config := filepath.Join(root, "_output", "kwok", "clusters", *clusterName, "kwok.yaml")
+	data, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatalf("reading kwokctl's configuration of the cluster: %v", err)
+	}
+	var kwok struct {
+		Options struct {
+			EtcdPort int `json:"etcdPort"`
+		} `json:"options"`
+	}
+	if err := yaml.Unmarshal(data, &kwok); err != nil || kwok.Options.EtcdPort == 0 {
+		t.Fatalf("%s names no etcdPort (%v)", config, err)
+	}
+	call := func(path, body string, out any) {
+		t.Helper()
+		url := fmt.Sprintf("http://127.0.0.1:%d%s", kwok.Options.EtcdPort, path)
+		resp, err := http.Post(url, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("etcd %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("etcd %s: %s", path, resp.Status)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatalf("etcd %s: %v", path, err)
+		}
+	}
+	// Any read answers with the current revision in its header ("Lw==" is "/").
+	var read struct {
+		Header struct {
+			Revision int64 `json:"revision,string"`
+		} `json:"header"`
+	}
+	call("/v3/kv/range", `{"key":"Lw=="}`, &read)
+	call("/v3/kv/compaction", fmt.Sprintf(`{"revision":"%d","physical":true}`, read.Header.Revision), &struct{}{})
+	return read.Header.Revision
 }
 
 // watchCounter is a ListerWatcher for Foos that counts what a reflector does
@@ -188,9 +244,8 @@ func foosConverged(ctx context.Context, c versioned.Interface, namespace string)
 //     and converges what changed.
 //
 // A Foo informer of the test's own, watching through the outage beside the
-// controllers, counts its full lists and any 410 Gone: the proof that its
-// watch could not simply be resumed and was repaired by a list, as the
-// controllers' informers are.
+// controllers, counts the 410s and its full lists: the proof that the watch
+// did expire and was repaired by a list, as the controllers' informers are.
 func TestControllersRideOutAnAPIServerOutage(t *testing.T) {
 	scenario(t)
 	const perNamespace = 5
@@ -264,9 +319,9 @@ func TestControllersRideOutAnAPIServerOutage(t *testing.T) {
 	component(t, "stop", "kube-apiserver")
 	release := holdPort(t, kittest.Config(t).Host)
 	// The leader-elected controller must give up at its renew deadline (7 s),
-	// plus whatever the request in flight then takes: client-go retries a GET
-	// whose connection was cut. The outage lasts until it has exited (at least
-	// 20 s), so that a slow machine cannot turn "exits" into "still leads".
+	// plus whatever the request in flight then takes. The outage lasts until
+	// it has exited (at least 20 s), so that a slow machine cannot turn
+	// "exits" into "still leads".
 	code, err := elected.Wait(time.Minute)
 	if err != nil {
 		t.Errorf("the leader-elected sample-controller was still running a minute into the outage: it must stop leading at its renew deadline and exit")
@@ -276,6 +331,9 @@ func TestControllersRideOutAnAPIServerOutage(t *testing.T) {
 			t.Errorf("the leader-elected sample-controller exited with code 0 on losing its Lease; want non-zero, so its supervisor restarts it")
 		}
 	}
+	// Whatever the restarted API server could resume a watch from is gone:
+	// as after a long outage, when etcd has compacted its history.
+	record(t, "etcd compacted to revision", float64(compactEtcd(t)), "")
 	time.Sleep(time.Until(stopped.Add(outage)))
 	release()
 	component(t, "start", "kube-apiserver")
@@ -344,7 +402,8 @@ func TestControllersRideOutAnAPIServerOutage(t *testing.T) {
 
 	record(t, "410 Gone seen by a watching Foo informer", float64(counter.expired.Load()), "")
 	record(t, "lists by that informer after the outage", float64(counter.lists.Load()-listsBefore), "")
-	if counter.lists.Load() == listsBefore {
-		t.Errorf("the test's Foo informer did not list again after the outage: its watch was resumed, so the scenario proves nothing about relisting")
+	if counter.expired.Load() == 0 || counter.lists.Load() == listsBefore {
+		t.Errorf("the test's Foo informer saw %d 410 Gone and listed %d times after the outage; want both: a restarted API server's watch cache cannot resume a watch from before the outage, and the reflector must list again",
+			counter.expired.Load(), counter.lists.Load()-listsBefore)
 	}
 }
