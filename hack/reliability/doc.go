@@ -19,7 +19,7 @@
 //     (bin/kit-component): controllers without leader election ride it out
 //     and converge on changes made right after it; a leader exits non-zero
 //     within its renew deadline; etcd is compacted meanwhile, so a watching
-//     informer is answered 410 Gone and lists again.
+//     informer cannot resume its watch (410 Gone) and lists again.
 //
 // The suite starts a fresh local cluster of its own (controller-kit-reliability),
 // runs the controllers as real processes with the RBAC they ship, and writes

@@ -244,8 +244,8 @@ func foosConverged(ctx context.Context, c versioned.Interface, namespace string)
 //     and converges what changed.
 //
 // A Foo informer of the test's own, watching through the outage beside the
-// controllers, counts the 410s and its full lists: the proof that the watch
-// did expire and was repaired by a list, as the controllers' informers are.
+// controllers, counts the 410s and its full lists: the proof that its watch
+// was not resumed but repaired by a list, as the controllers' informers are.
 func TestControllersRideOutAnAPIServerOutage(t *testing.T) {
 	scenario(t)
 	const perNamespace = 5
@@ -402,8 +402,12 @@ func TestControllersRideOutAnAPIServerOutage(t *testing.T) {
 
 	record(t, "410 Gone seen by a watching Foo informer", float64(counter.expired.Load()), "")
 	record(t, "lists by that informer after the outage", float64(counter.lists.Load()-listsBefore), "")
-	if counter.expired.Load() == 0 || counter.lists.Load() == listsBefore {
-		t.Errorf("the test's Foo informer saw %d 410 Gone and listed %d times after the outage; want both: a restarted API server's watch cache cannot resume a watch from before the outage, and the reflector must list again",
-			counter.expired.Load(), counter.lists.Load()-listsBefore)
+	// Which comes first after the restart is a race: a watch retried from the
+	// old resource version (answered 410 Gone, since etcd was compacted), or an
+	// error from the API server while its caches fill (503), after which the
+	// reflector lists at once. Either way it must list again.
+	if counter.lists.Load() == listsBefore {
+		t.Errorf("the test's Foo informer did not list again after the outage (it saw %d 410 Gone): its watch was resumed from before the outage, which etcd's compaction should have made impossible",
+			counter.expired.Load())
 	}
 }
