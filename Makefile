@@ -159,7 +159,7 @@ vet: ## gofmt and go vet every module of the workspace, e2e suites included.
 ##@ Test
 
 .PHONY: test
-test: ## Everything CI runs: verify, vet, then unit + envtest (+3 s per fuzz target), every e2e suite and check (fresh local cluster), the smaller reliability scenarios and a bench smoke run, at once.
+test: ## Everything CI runs: verify, vet, then unit + envtest (fuzz seeds included), every e2e suite and check (fresh local cluster), the smaller reliability scenarios and a bench smoke run, at once.
 	@hack/test-all.sh
 
 .PHONY: test-unit
@@ -191,11 +191,13 @@ test-solutions: ## Each exercise check passes against its solution (docs/solutio
 # create at once (make test runs them smaller).
 RELIABILITY_FOOS ?= 500
 RELIABILITY_GUESTBOOKS ?= 50
+# RELIABILITY_RUN picks scenarios by test name (go test -run); empty: all of them.
+RELIABILITY_RUN ?=
 
 .PHONY: test-reliability
 test-reliability: ## Reliability scenarios (controllers killed mid-burst, the API server stopped, a lost leader, bad input, the shipped manifests under restricted PSS) on a fresh local cluster of their own; table + _output/reliability.json.
 	@hack/build-bins.sh cluster
-	@cd hack/reliability && go test -tags e2e -count=1 -timeout 60m -v . -args -foos=$(RELIABILITY_FOOS) -guestbooks=$(RELIABILITY_GUESTBOOKS)
+	@cd hack/reliability && go test -tags e2e -count=1 -timeout 60m -v $(if $(RELIABILITY_RUN),-run '$(RELIABILITY_RUN)') . -args -foos=$(RELIABILITY_FOOS) -guestbooks=$(RELIABILITY_GUESTBOOKS)
 
 # make fuzz knob: how long each fuzz target runs (go test -fuzztime).
 FUZZTIME ?= 10s
