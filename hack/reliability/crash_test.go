@@ -16,10 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 
 	"github.com/controller-kit/controller-kit/hack/kittest"
-	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/controller-kit/controller-kit/sample-controller/pkg/generated/clientset/versioned"
 )
 
@@ -51,13 +49,7 @@ func TestFooBurstSurvivesControllerCrash(t *testing.T) {
 	// list them either way.
 	first := startSampleController(t, "controller-killed", ns)
 	third := deploymentsReach(t, cs, ns, max(n/3, 1))
-	if err := forEach(ctx, n, func(ctx context.Context, i int) error {
-		_, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Create(ctx, &samplev1alpha1.Foo{
-			ObjectMeta: metav1.ObjectMeta{Name: fooName(i)},
-			Spec:       samplev1alpha1.FooSpec{DeploymentName: fooName(i), Replicas: ptr.To[int32](1)},
-		}, metav1.CreateOptions{})
-		return err
-	}); err != nil {
+	if err := createFoos(ctx, fooClient, ns, n); err != nil {
 		t.Fatalf("creating %d Foos: %v", n, err)
 	}
 	select {

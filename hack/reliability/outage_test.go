@@ -49,14 +49,17 @@ var outageLeaseTimings = []string{
 	"--leader-elect-retry-period=1s",
 }
 
+// kwokWorkdir is where hack/lib.sh has kwokctl keep its clusters
+// ($KWOK_WORKDIR): each cluster's configuration, PKI, logs and pid files.
+func kwokWorkdir() string { return filepath.Join(kittest.RepoRoot(), "_output", "kwok") }
+
 // component stops or starts one component of the suite's cluster with
 // bin/kit-component (hack/cluster/cmd/kit-component, kwokctl's runtime), which
 // finds the cluster where hack/lib.sh has kwokctl keep it.
 func component(t *testing.T, verb, name string) {
 	t.Helper()
-	root := kittest.RepoRoot()
-	cmd := exec.Command(filepath.Join(root, "bin", "kit-component"), "--name", *clusterName, verb, name)
-	cmd.Env = append(os.Environ(), "KWOK_WORKDIR="+filepath.Join(root, "_output", "kwok"))
+	cmd := exec.Command(filepath.Join(kittest.RepoRoot(), "bin", "kit-component"), "--name", *clusterName, verb, name)
+	cmd.Env = append(os.Environ(), "KWOK_WORKDIR="+kwokWorkdir())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("kit-component %s %s: %v\n%s", verb, name, err, out)
 	}
@@ -107,8 +110,7 @@ func holdPort(t *testing.T, server string) (release func()) {
 // 410 Gone. It returns the revision compacted to.
 func compactEtcd(t *testing.T) int64 {
 	t.Helper()
-	root := kittest.RepoRoot()
-	config := filepath.Join(root, "_output", "kwok", "clusters", *clusterName, "kwok.yaml")
+	config := filepath.Join(kwokWorkdir(), "clusters", *clusterName, "kwok.yaml")
 	data, err := os.ReadFile(config)
 	if err != nil {
 		t.Fatalf("reading kwokctl's configuration of the cluster: %v", err)
