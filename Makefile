@@ -159,7 +159,7 @@ vet: ## gofmt and go vet every module of the workspace, e2e suites included.
 ##@ Test
 
 .PHONY: test
-test: ## Everything CI runs: verify, vet, then unit + envtest (fuzz seeds included), every e2e suite and check (fresh local cluster), the smaller reliability scenarios and a bench smoke run, at once.
+test: ## Everything CI runs: verify, then at once: verify-docs and vet, unit + envtest (fuzz seeds included), every e2e suite and check (fresh local cluster), the smaller reliability scenarios and a bench smoke run.
 	@hack/test-all.sh
 
 .PHONY: test-unit

@@ -38,14 +38,11 @@ func RepoRoot() string {
 	if err != nil {
 		panic(fmt.Sprintf("kittest: cannot read the working directory: %v", err))
 	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			panic(fmt.Sprintf("kittest: no go.work above %s; run the suite from inside the kit", dir))
-		}
+	root, err := rootAbove(dir)
+	if err != nil {
+		panic("kittest: " + err.Error())
 	}
+	return root
 }
 
 // Kubeconfig returns the path of the kubeconfig the suites use: $KUBECONFIG when

@@ -49,13 +49,14 @@ type Suite struct {
 
 	// TierDir is the absolute path of the tier, set by Run.
 	TierDir string
-	// Bin is the absolute path of the controller built for this run, set by Run.
+	// Bin is the absolute path of the controller built for this run (under the
+	// kit's BinDir, see CachedBinary), set by Run.
 	Bin string
 }
 
 // Run is the body of every tier's e2e TestMain: it writes the check table for
 // `make check` (WriteChecks; with $KIT_CHECKS_ONLY=1 that is all it does), builds the controller as a learner's `go build`
-// would (with $KIT_E2E_OVERLAY's overlay when set), makes sure the binary knows
+// would (with $KIT_E2E_OVERLAY's overlay when set; CachedBinary), makes sure the binary knows
 // the Reconciler under test, runs Setup, then the tests. It returns the exit code
 // for os.Exit; a suite that cannot start prints why, names the fix, and returns 1
 // before any test runs.
@@ -64,9 +65,6 @@ type Suite struct {
 //	func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
 func (s *Suite) Run(m *testing.M) int {
 	err := s.start()
-	if s.Bin != "" {
-		defer os.RemoveAll(filepath.Dir(s.Bin))
-	}
 	if errors.Is(err, errChecksOnly) {
 		return 0
 	} else if err != nil {
@@ -99,12 +97,7 @@ func (s *Suite) start() error {
 		return err
 	}
 	s.TierDir = dir
-	tmp, err := os.MkdirTemp("", s.Binary+"-e2e-")
-	if err != nil {
-		return err
-	}
-	s.Bin = filepath.Join(tmp, s.Binary)
-	if err := BuildBinary(filepath.Join(dir, s.Main), s.Bin); err != nil {
+	if s.Bin, err = CachedBinary(filepath.Join(dir, s.Main), s.Binary); err != nil {
 		return err
 	}
 	if err := RequireReconciler(s.Bin, Reconciler()); err != nil {
@@ -112,24 +105,6 @@ func (s *Suite) start() error {
 	}
 	if s.Setup != nil {
 		return s.Setup()
-	}
-	return nil
-}
-
-// BuildBinary compiles the main package in pkgDir (a folder path, absolute or
-// relative to the working directory) to outPath, exactly as a learner's `go build`
-// would. When $KIT_E2E_OVERLAY names an overlay file (see OverlayEnv), the build
-// uses it. The error carries the compiler's output.
-func BuildBinary(pkgDir, outPath string) error {
-	args := []string{"build", "-o", outPath}
-	if overlay := os.Getenv(OverlayEnv); overlay != "" {
-		args = append(args, "-overlay="+overlay)
-	}
-	cmd := exec.Command("go", append(args, ".")...)
-	cmd.Dir = pkgDir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("go build in %s: %w\n%s", pkgDir, err, out)
 	}
 	return nil
 }

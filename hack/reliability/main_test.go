@@ -58,22 +58,13 @@ func run(m *testing.M) int {
 	// that $KUBECONFIG names.
 	os.Setenv("KUBECONFIG", c.info.Kubeconfig)
 
-	tmp, err := os.MkdirTemp("", "reliability-")
+	// The same cached binaries as the e2e suites' (kittest.CachedBinary).
+	if sampleControllerBin, err = kittest.CachedBinary(filepath.Join(root, "sample-controller"), "sample-controller"); err == nil {
+		managerBin, err = kittest.CachedBinary(filepath.Join(root, "kubebuilder-guestbook", "cmd"), "manager")
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
-	}
-	defer os.RemoveAll(tmp)
-	sampleControllerBin = filepath.Join(tmp, "sample-controller")
-	managerBin = filepath.Join(tmp, "manager")
-	for pkg, bin := range map[string]string{
-		filepath.Join(root, "sample-controller"):            sampleControllerBin,
-		filepath.Join(root, "kubebuilder-guestbook", "cmd"): managerBin,
-	} {
-		if err := kittest.BuildBinary(pkg, bin); err != nil {
-			fmt.Fprintln(os.Stderr, "FAIL:", err)
-			return 1
-		}
 	}
 	if err := install(root); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)

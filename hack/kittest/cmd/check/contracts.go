@@ -50,7 +50,8 @@ func verifyContracts(root string, w io.Writer) (int, error) {
 }
 
 // checkTable returns the check table of a lesson's suite, written by its
-// TestMain with kittest.ChecksOnlyEnv set, so nothing is built or started.
+// TestMain with kittest.ChecksOnlyEnv set, so no controller is built or started
+// (the suite itself is compiled, into the same cache make check uses).
 func checkTable(root string, l *lesson) ([]check, error) {
 	tmp, err := os.MkdirTemp("", "kit-checks-")
 	if err != nil {
@@ -58,8 +59,16 @@ func checkTable(root string, l *lesson) ([]check, error) {
 	}
 	defer os.RemoveAll(tmp)
 	out := filepath.Join(tmp, "checks.json")
-	cmd := exec.Command("go", "test", "-tags", "e2e", "-count=1", "-run", "^$", "./"+l.suiteDir()+"/...")
-	cmd.Dir = filepath.Join(root, l.tier)
+	tierDir, err := filepath.Abs(filepath.Join(root, l.tier))
+	if err != nil {
+		return nil, err
+	}
+	bin, err := l.testBinary(tierDir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the check table of %s: %w", l.tier, err)
+	}
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Dir = filepath.Join(tierDir, l.suiteDir())
 	cmd.Env = append(os.Environ(), kittest.ChecksOutEnv+"="+out, kittest.ChecksOnlyEnv+"=1")
 	if output, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("reading the check table of %s: %w\n%s", l.tier, err, output)

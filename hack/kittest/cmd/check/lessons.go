@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/controller-kit/controller-kit/hack/kittest"
 )
 
 // lesson is one row of the table that everything in `make check` and in make
@@ -16,6 +19,9 @@ type lesson struct {
 	tier string
 	// main is the controller's main package, relative to the tier.
 	main string
+	// binary names the controller binary, as the suite's kittest.Suite does, so
+	// make check's own build and the suite's share one cached binary.
+	binary string
 	// doc is the lesson file, from the repository root.
 	doc string
 	// suite is the folder of the lesson's check suite, relative to the tier;
@@ -37,6 +43,13 @@ func (l *lesson) suiteDir() string {
 		return "test/e2e"
 	}
 	return l.suite
+}
+
+// testBinary compiles the lesson's suite (go test -c -tags e2e) into the kit's
+// cache of e2e binaries (kittest.CachedTestBinary) and returns its path; tierDir
+// is the tier's absolute path. The error carries the compiler's output.
+func (l *lesson) testBinary(tierDir string) (string, error) {
+	return kittest.CachedTestBinary(filepath.Join(tierDir, l.suiteDir()), "e2e", "lesson"+l.number+".test")
 }
 
 // exerciseNames returns the names of the lesson's exercises, comma-separated,
@@ -64,13 +77,13 @@ type exercise struct {
 // lessons is the table. A new lesson or exercise is a new entry here (and its
 // suite's check table); nothing else in the checker names one.
 var lessons = []lesson{
-	{number: "0", tier: "workqueue-example", main: ".", suite: "test/lesson0", doc: "docs/lessons/00-reading-kubernetes.md",
+	{number: "0", tier: "workqueue-example", main: ".", binary: "workqueue-example", suite: "test/lesson0", doc: "docs/lessons/00-reading-kubernetes.md",
 		exercises: []exercise{{name: "profile"}, {name: "pprof"}}, onlyExercises: true},
-	{number: "1", tier: "workqueue-example", main: ".", doc: "docs/lessons/01-workqueue.md",
+	{number: "1", tier: "workqueue-example", main: ".", binary: "workqueue-example", doc: "docs/lessons/01-workqueue.md",
 		exercises: []exercise{{name: "configmaps"}}},
-	{number: "2", tier: "sample-controller", main: ".", doc: "docs/lessons/02-sample-controller.md",
+	{number: "2", tier: "sample-controller", main: ".", binary: "sample-controller", doc: "docs/lessons/02-sample-controller.md",
 		exercises: []exercise{{name: "service", reconciler: "solution-service"}}},
-	{number: "3", tier: "kubebuilder-guestbook", main: "cmd", doc: "docs/lessons/03-kubebuilder.md",
+	{number: "3", tier: "kubebuilder-guestbook", main: "cmd", binary: "manager", doc: "docs/lessons/03-kubebuilder.md",
 		exercises: []exercise{{name: "ready"}}},
 }
 

@@ -101,13 +101,8 @@ func validate(o options) error {
 		return err
 	}
 	if o.solution == "" && o.reconciler != kittest.DefaultReconciler {
-		tmp, err := os.MkdirTemp("", "kit-validate-")
+		bin, err := kittest.CachedBinary(filepath.Join(o.root, l.tier, l.main), l.binary)
 		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		bin := filepath.Join(tmp, filepath.Base(l.tier))
-		if err := kittest.BuildBinary(filepath.Join(o.root, l.tier, l.main), bin); err != nil {
 			return err
 		}
 		if err := kittest.RequireReconciler(bin, o.reconciler); err != nil {

@@ -23,7 +23,7 @@ type suiteRun struct {
 	status map[string]string
 }
 
-// testEvent is one line of `go test -json` (cmd/test2json's TestEvent).
+// testEvent is one line of `go test -json` and `go tool test2json` (cmd/test2json's TestEvent).
 type testEvent struct {
 	Action string
 	Test   string
@@ -105,21 +105,30 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 	fmt.Fprintf(w, "Checking lesson %s (%s) with %s; each wait gives up after %s.\n", o.lesson, lesson.tier, what, o.timeout)
 
 	start := time.Now()
+	// The suite is compiled once (go test -c) and kept, so a check run again
+	// with nothing changed links nothing; test2json turns its -test.v output
+	// into the event stream `go test -json` prints.
+	suiteDir := filepath.Join(tierDir, lesson.suiteDir())
+	testBin, err := lesson.testBinary(tierDir)
+	if err != nil {
+		fmt.Fprintf(w, "No check ran: the suite does not compile.\n%v\n", err)
+		return &suiteRun{code: 1}, nil
+	}
 	// -parallel: the suites run their independent tests in parallel (t.Parallel),
 	// and go test would otherwise run only as many at once as there are CPUs.
-	args := []string{"test", "-tags", "e2e", "-count=1", "-json", "-timeout", "30m", "-parallel", "16"}
+	args := []string{"tool", "test2json", testBin, "-test.v=test2json", "-test.timeout=30m", "-test.parallel=16"}
 	if o.run != "" {
-		args = append(args, "-run", o.run)
+		args = append(args, "-test.run="+o.run)
 	}
-	cmd := exec.Command("go", append(args, "./"+lesson.suiteDir()+"/...")...)
-	cmd.Dir, cmd.Env = tierDir, env
+	cmd := exec.Command("go", args...)
+	cmd.Dir, cmd.Env = suiteDir, env
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting go test in %s: %w", tierDir, err)
+		return nil, fmt.Errorf("starting the suite in %s: %w", suiteDir, err)
 	}
 	results, pkgOutput := readEvents(stdout, w)
 	waitErr := cmd.Wait()
@@ -146,7 +155,7 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 	return &suiteRun{code: code, checks: checks, status: status}, nil
 }
 
-// readEvents reads the `go test -json` stream, printing a dot per finished test
+// readEvents reads the test2json event stream, printing a dot per finished test
 // so a learner sees progress, and returns each test's result and the output
 // that belongs to no test (build errors, TestMain's messages).
 func readEvents(r io.Reader, w io.Writer) (map[string]*result, []string) {

@@ -1,0 +1,105 @@
+package kittest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fakeKit writes a kit root (a go.work file, which rootAbove looks for) with
+// fakeController as a module of its own in it, and returns the module's folder.
+func fakeKit(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "tier")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		filepath.Join(root, "go.work"): "go 1.26\n\nuse ./tier\n",
+		filepath.Join(dir, "go.mod"):   "module example.com/fake\n\ngo 1.26\n",
+		filepath.Join(dir, "main.go"):  fakeController,
+	} {
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("GOWORK", filepath.Join(root, "go.work"))
+	t.Setenv(OverlayEnv, "")
+	return dir
+}
+
+// The cache must never hand out a stale binary: the same path again, rebuilt
+// when a source file changed. (That an up-to-date binary is not linked again is
+// go build's own behaviour, and a matter of time, not of what is built.)
+func TestCachedBinaryIsRebuiltWhenTheSourceChanges(t *testing.T) {
+	dir := fakeKit(t)
+	bin, err := CachedBinary(dir, "fake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(filepath.Dir(dir), BinDir, "fake"); bin != want {
+		t.Errorf("CachedBinary built %s, want %s (the kit root's %s)", bin, want, BinDir)
+	}
+	src := strings.Replace(fakeController, `fmt.Println("stub")`, `fmt.Println("stub")`+"\n\t\tfmt.Println(\"mine\")", 1)
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := CachedBinary(dir, "fake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != bin {
+		t.Errorf("the second build went to %s, want the same path %s", again, bin)
+	}
+	if names, err := Reconcilers(again); err != nil || !slices.Equal(names, []string{"reference", "stub", "mine"}) {
+		t.Errorf("after main.go changed, the cached binary lists Reconcilers %q (%v); want reference, stub and mine", names, err)
+	}
+}
+
+func TestCachedBinaryBuildsAnOverlayApart(t *testing.T) {
+	dir := fakeKit(t)
+	plain, err := CachedBinary(dir, "fake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An overlay, as make check SOLUTION= writes one: main.go replaced by a
+	// version with a third Reconciler.
+	changed := filepath.Join(t.TempDir(), "main.go")
+	src := strings.Replace(fakeController, `fmt.Println("stub")`, `fmt.Println("stub")`+"\n\t\tfmt.Println(\"solution\")", 1)
+	if err := os.WriteFile(changed, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(dir, "main.go"): changed}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlayPath := filepath.Join(t.TempDir(), "overlay.json")
+	if err := os.WriteFile(overlayPath, overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(OverlayEnv, overlayPath)
+	solution, err := CachedBinary(dir, "fake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if solution == plain {
+		t.Fatalf("the overlay's build went to %s, the same path as the plain build", solution)
+	}
+	if names, err := Reconcilers(solution); err != nil || !slices.Contains(names, "solution") {
+		t.Errorf("the overlay's binary lists Reconcilers %q (%v), want the overlay's solution among them", names, err)
+	}
+	if names, err := Reconcilers(plain); err != nil || slices.Contains(names, "solution") {
+		t.Errorf("the plain binary lists Reconcilers %q (%v) after the overlay's build; want it untouched", names, err)
+	}
+}
+
+func TestCachedBinaryNeedsTheKitRoot(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := CachedBinary(dir, "fake"); err == nil || !strings.Contains(err.Error(), "go.work") {
+		t.Errorf("CachedBinary outside a kit = %v; want an error saying no go.work was found", err)
+	}
+}
