@@ -163,11 +163,11 @@ test: ## Everything CI runs: verify, then at once: verify-docs and vet, unit + e
 	@hack/test-all.sh
 
 .PHONY: test-unit
-test-unit: ## Unit and envtest suites of every tier (no cluster needed).
+test-unit: ## Unit and envtest suites of every tier (no cluster needed). A package that passed and did not change shows (cached), go test's cache; go clean -testcache runs everything again.
 	@hack/build-bins.sh envtest
 	@for t in $(TIERS); do echo ">> unit tests: $$t"; $(MAKE) --no-print-directory -C $$t test-unit; done
 	@echo ">> unit tests: hack/kittest (the e2e helpers and make check's runner)"
-	@cd hack/kittest && go test -count=1 ./...
+	@cd hack/kittest && go test ./...
 
 .PHONY: test-e2e
 test-e2e: test-e2e-cluster ## The e2e suites (cluster checks + every tier, one after another) against the cluster KUBECONFIG reaches.

@@ -5,11 +5,14 @@
 # mostly waits (on a deadline, a Lease, a cluster starting) and two cores are
 # enough for all:
 #
-#   - the lessons, one lane each (hack/test-lessons.sh), on a fresh local cluster
-#     named controller-kit-test (apart from the learner's controller-kit) once its
-#     own e2e checks pass: each tier's e2e suite, then `make check` against the stub
-#     and against the exercise solution. They are the longest job, so the others
-#     run at a lower CPU priority (nice) and the e2e suites' waits keep their margins;
+#   - the lessons (hack/test-lessons.sh) on two fresh local clusters, apart from
+#     the learner's controller-kit: on controller-kit-test, once its own e2e checks
+#     pass, each tier's e2e suite; at the same time on controller-kit-test-checks,
+#     `make check` against the stub, then against the exercise solution. A lesson's
+#     controllers watch every namespace, so two of one lesson never share a
+#     cluster; on one cluster, lesson 3 alone took three minutes. They are the
+#     longest job, so the others run at a lower CPU priority (nice) and the e2e
+#     suites' waits keep their margins;
 #   - make verify-docs and make vet;
 #   - the unit and envtest suites (make test-unit; they start API servers of their
 #     own; the fuzz targets' seed inputs run among them);
@@ -22,8 +25,8 @@
 #
 # The controllers and test suites are built once into _output/e2e-bin and reused
 # while their sources do not change (kittest.CachedBinary), so a second make test
-# links nothing. The test cluster is deleted afterwards whether the suites pass
-# or fail; on failure the tail of every control-plane component's log is printed,
+# links nothing. The test clusters are deleted afterwards whether the suites pass
+# or fail; on failure the tail of their control-plane components' logs is printed,
 # and so is the log of any job that failed. Ctrl-C or SIGTERM stops every job and
 # its controllers, and deletes the clusters.
 set -euo pipefail
@@ -35,24 +38,28 @@ step() { kit_log "==== $*"; }
 step "1/3 pinned binaries (cold: about 10 min on 2 cores; warm: seconds)"
 hack/build-bins.sh cluster codegen
 
+# The cluster of the e2e suites, and the one of make check's stub and solution steps.
 export KIT_CLUSTER=controller-kit-test
+CHECKS_CLUSTER=controller-kit-test-checks
+CHECKS_KUBECONFIG=$(KIT_CLUSTER=$CHECKS_CLUSTER bash -c 'source hack/lib.sh && echo "$KIT_KUBECONFIG"')
 source hack/lib.sh # recompute the kubeconfig path for the test cluster
-jobs_pids=() cluster_pid=
+jobs_pids=() cluster_pids=()
 teardown() {
 	local rc=$?
 	# Let the background jobs finish: each cleans up after itself, which a kill
 	# would cut short (after an interrupt they are gone already).
-	for pid in $cluster_pid "${jobs_pids[@]+"${jobs_pids[@]}"}"; do wait "$pid" 2>/dev/null || true; done
+	for pid in "${cluster_pids[@]+"${cluster_pids[@]}"}" "${jobs_pids[@]+"${jobs_pids[@]}"}"; do wait "$pid" 2>/dev/null || true; done
 	if [ $rc -ne 0 ]; then
 		kit_log "tests failed; last lines of each control-plane component's log:"
-		for f in "$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/"*.log; do
+		for f in "$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/"*.log "$KWOK_WORKDIR/clusters/$CHECKS_CLUSTER/logs/"*.log; do
 			[ -f "$f" ] || continue
 			case "$f" in *audit.log) continue ;; esac
-			echo "----- $(basename "$f") -----"
+			echo "----- $(basename "$(dirname "$(dirname "$f")")")/$(basename "$f") -----"
 			tail -n 40 "$f"
 		done
 	fi
 	hack/local-down.sh || true
+	KIT_CLUSTER=$CHECKS_CLUSTER hack/local-down.sh || true
 	# The bench deletes its own cluster when it ends, but not when it is killed.
 	KIT_CLUSTER=controller-kit-bench hack/local-down.sh >/dev/null 2>&1 || true
 	KIT_CLUSTER=controller-kit-reliability hack/local-down.sh >/dev/null 2>&1 || true
@@ -60,7 +67,7 @@ teardown() {
 }
 interrupted() {
 	kit_log "interrupted: stopping the test jobs and their controllers"
-	for pid in $cluster_pid "${jobs_pids[@]+"${jobs_pids[@]}"}"; do kit_kill_tree "$pid"; done
+	for pid in "${cluster_pids[@]+"${cluster_pids[@]}"}" "${jobs_pids[@]+"${jobs_pids[@]}"}"; do kit_kill_tree "$pid"; done
 	exit 130
 }
 trap teardown EXIT
@@ -81,15 +88,17 @@ background() {
 }
 mkdir -p "$KIT_OUT"
 
-# The cluster needs nothing but bin/, so it starts while make verify runs.
-kit_log "starting a fresh local cluster '$KIT_CLUSTER' in the background (log: $KIT_OUT/local-up.log)"
-hack/local-down.sh >/dev/null
-background "$KIT_OUT/local-up.log" "local cluster '$KIT_CLUSTER'" hack/local-up.sh &
-cluster_pid=$!
+# The clusters need nothing but bin/, so they start while make verify runs.
+for name in "$KIT_CLUSTER" "$CHECKS_CLUSTER"; do
+	kit_log "starting a fresh local cluster '$name' in the background (log: $KIT_OUT/local-up-$name.log)"
+	KIT_CLUSTER=$name hack/local-down.sh >/dev/null
+	background "$KIT_OUT/local-up-$name.log" "local cluster '$name'" env KIT_CLUSTER="$name" hack/local-up.sh &
+	cluster_pids+=($!)
+done
 step "2/3 generated code is current (make verify)"
 make --no-print-directory verify
 
-step "3/3 every suite at once: lessons 0-3 (e2e suites, checks against the stubs, exercise solutions); docs and vet, unit and envtest suites, bench smoke run, reliability scenarios beside them"
+step "3/3 every suite at once: lessons 0-3 (e2e suites; checks against the stubs and exercise solutions, on a second cluster); docs and vet, unit and envtest suites, bench smoke run, reliability scenarios beside them"
 kit_log "make verify-docs and make vet in the background (log: $KIT_OUT/verify-docs-vet.log)"
 background "$KIT_OUT/verify-docs-vet.log" "make verify-docs and make vet" \
 	nice -n 10 bash -c 'make --no-print-directory verify-docs && make --no-print-directory vet' &
@@ -101,10 +110,10 @@ kit_log "unit and envtest suites in the background (log: $KIT_OUT/test-unit.log)
 background "$KIT_OUT/test-unit.log" "unit and envtest suites" \
 	env KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=2m nice -n 10 make --no-print-directory test-unit &
 jobs_pids+=($!)
-# The other clusters are created once the test cluster is up (creating them all
-# at once would make each start slower).
-wait "$cluster_pid"
-cluster_pid=
+# The other clusters are created once the test clusters are up (creating them
+# all at once would make each start slower).
+for pid in "${cluster_pids[@]}"; do wait "$pid"; done
+cluster_pids=()
 KUBECONFIG="$KIT_KUBECONFIG" make --no-print-directory test-e2e-cluster
 # The smoke run proves the bench harness still builds and drives every scenario,
 # so it cannot rot unnoticed (N=5, a 5 s idle window; the table is not checked).
@@ -118,8 +127,12 @@ background "$KIT_OUT/reliability.log" "reliability scenarios" \
 	RELIABILITY_RUN='TestFooBurst|TestGuestbookBurst|TestBadInput|TestLeaderTakeOver' &
 jobs_pids+=($!)
 # The lessons run in the background too, so that an interrupt reaches the trap
-# at once instead of after they end.
-KUBECONFIG="$KIT_KUBECONFIG" hack/test-lessons.sh --e2e --stub --solution &
+# at once instead of after they end. make check's runner is built first, once:
+# both lesson jobs run it.
+go build -o "$KIT_OUT/bin/check" ./hack/kittest/cmd/check
+KUBECONFIG="$KIT_KUBECONFIG" hack/test-lessons.sh --e2e &
+jobs_pids+=($!)
+KUBECONFIG="$CHECKS_KUBECONFIG" hack/test-lessons.sh --stub --solution &
 jobs_pids+=($!)
 
 rc=0
@@ -128,4 +141,5 @@ jobs_pids=()
 [ $rc -eq 0 ] || exit $rc
 trap - EXIT
 hack/local-down.sh
+KIT_CLUSTER=$CHECKS_CLUSTER hack/local-down.sh
 step "all tests passed"

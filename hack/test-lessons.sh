@@ -13,8 +13,11 @@
 #
 #   hack/test-lessons.sh --e2e --stub --solution [0 1 2 3]   # what make test runs
 #
-# Each lane writes its output to _output/lesson-N.log and prints a line per finished
-# step; a lane that fails prints its log. Exit code 0 when every lane passed.
+# Each lane writes its output to _output/lesson-N-STEPS.log (such as
+# lesson-3-stub-solution.log) and prints a line per finished step; a lane that
+# fails prints its log. Exit code 0 when every lane passed. make test runs the
+# e2e steps on one cluster and the stub and solution steps on another at the same
+# time (two controllers of one lesson must not share a cluster).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$KIT_ROOT"
@@ -36,19 +39,20 @@ if [ ${#steps[@]} -eq 0 ]; then
 	exit 2
 fi
 lane=$(IFS=,; echo "${steps[*]}")
+log_suffix=$(IFS=-; echo "${steps[*]}")
 
 hack/build-bins.sh kubectl
 mkdir -p "$KIT_OUT"
 check="$KIT_OUT/bin/check"
 go build -o "$check" ./hack/kittest/cmd/check
 
-kit_log "lessons ${lessons[*]}, one lane each, in parallel: ${lane//,/, then } (logs: $KIT_OUT/lesson-N.log)"
+kit_log "lessons ${lessons[*]}, one lane each, in parallel: ${lane//,/, then } (logs: $KIT_OUT/lesson-N-$log_suffix.log)"
 pids=()
 # On Ctrl-C or SIGTERM, stop every lane with the controllers its tests started.
 trap 'kit_log "interrupted: stopping the lanes"; for p in "${pids[@]}"; do kit_kill_tree "$p"; done; wait; exit 130' INT TERM
 for l in "${lessons[@]}"; do
 	# The lane's progress lines go to standard error, everything else to its log.
-	"$check" -lesson "$l" -lane "$lane" >"$KIT_OUT/lesson-$l.log" &
+	"$check" -lesson "$l" -lane "$lane" >"$KIT_OUT/lesson-$l-$log_suffix.log" &
 	pids+=($!)
 done
 failed=()
@@ -57,7 +61,7 @@ for i in "${!lessons[@]}"; do
 done
 # The logs of failed lanes come last, one after another, once every lane is done.
 for l in "${failed[@]+"${failed[@]}"}"; do
-	kit_log "lesson $l: FAILED; its log ($KIT_OUT/lesson-$l.log) follows"
-	cat "$KIT_OUT/lesson-$l.log"
+	kit_log "lesson $l: FAILED; its log ($KIT_OUT/lesson-$l-$log_suffix.log) follows"
+	cat "$KIT_OUT/lesson-$l-$log_suffix.log"
 done
 [ ${#failed[@]} -eq 0 ]

@@ -13,7 +13,7 @@ import (
 
 // runLane runs make test's steps for one lesson, in the order given by -lane,
 // and stops at the first that fails. Everything the steps print goes to w (make
-// test keeps it in _output/lesson-N.log); one progress line per finished step
+// test keeps it in _output/lesson-N-STEPS.log); one progress line per finished step
 // goes to standard error. It returns 0 when every step passed, else 1.
 //
 //   - e2e: the tier's e2e suite passes with the reference Reconciler (make test-e2e);
