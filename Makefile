@@ -213,16 +213,19 @@ fuzz: ## Fuzz each tier's pure parts: FUZZTIME per target (default 10s)
 		done; \
 	done
 
-# make bench knobs: N Foos per burst, IDLE window, REPEAT runs, SCENARIOS to run.
+# make bench knobs: N Foos per burst, IDLE window, REPEAT runs, SCENARIOS to run,
+# and BENCH_FLAGS for any other flag of the harness (cd hack/bench && go run . -h),
+# such as -one-cluster, make test's smoke run on one cluster.
 N ?= 200
 IDLE ?= 60s
 REPEAT ?= 1
 SCENARIOS ?= ours,upstream,ours-upstream-settings,floor,guestbook
+BENCH_FLAGS ?=
 
 .PHONY: bench
 bench: ## Performance scenarios on fresh local clusters, ours beside upstream and the floor (N=200).
 	@hack/build-bins.sh cluster
-	@cd hack/bench && GOWORK=off go run . -n $(N) -idle $(IDLE) -repeat $(REPEAT) -scenarios $(SCENARIOS)
+	@cd hack/bench && GOWORK=off go run . -n $(N) -idle $(IDLE) -repeat $(REPEAT) -scenarios $(SCENARIOS) $(BENCH_FLAGS)
 
 # make bench-scale knobs: the Ns (10,000 is opt-in: SIZES=100,1000,5000,10000), the
 # scenarios and the idle window of each run.

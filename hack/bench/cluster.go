@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -35,6 +38,90 @@ type cluster struct {
 	kube       kubernetes.Interface
 	dyn        dynamic.Interface
 	cfg        *rest.Config
+}
+
+// shared is the one cluster of a -one-cluster run, created by its first
+// scenario; nil until then.
+var shared *cluster
+
+// clusterFor returns the cluster a scenario runs on, with the given number of
+// kwok nodes, and release, for the scenario to call when it is done with it: a
+// fresh cluster, which release deletes. With -one-cluster it is the run's one
+// cluster (sized by the first scenario), and release deletes the scenario's
+// namespaces, bench and warmup, and waits until they are gone (once, however
+// often it is called); a scenario with a controller calls it before stopping
+// the controller, which may have finalizers to remove.
+func clusterFor(o options, nodes int, say func(format string, args ...any)) (*cluster, func(), error) {
+	if !o.oneCluster {
+		say("creating a fresh local cluster with %d kwok nodes", nodes)
+		c, err := startCluster(o.root, nodes)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, c.stop, nil
+	}
+	if shared == nil {
+		say("creating the run's one local cluster with %d kwok nodes (-one-cluster)", nodes)
+		c, err := startCluster(o.root, nodes)
+		if err != nil {
+			return nil, nil, err
+		}
+		shared = c
+	} else {
+		say("on the run's one cluster (-one-cluster)")
+		if err := shared.namespacesGone(benchNamespace, warmupNamespace); err != nil {
+			return nil, nil, err
+		}
+	}
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			if err := shared.deleteNamespaces(benchNamespace, warmupNamespace); err != nil {
+				say("%v", err)
+			}
+		})
+	}
+	return shared, release, nil
+}
+
+// namespaceDeletion bounds how long deleteNamespaces waits.
+const namespaceDeletion = 2 * time.Minute
+
+// deleteNamespaces deletes the namespaces and waits until they are gone (at
+// most namespaceDeletion). The error names those still there.
+func (c *cluster) deleteNamespaces(names ...string) error {
+	for _, ns := range names {
+		err := c.kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting namespace %s: %w", ns, err)
+		}
+	}
+	return c.namespacesGone(names...)
+}
+
+// namespacesGone waits until none of the namespaces exists (at most
+// namespaceDeletion), and otherwise returns an error naming those left.
+func (c *cluster) namespacesGone(names ...string) error {
+	deadline := time.Now().Add(namespaceDeletion)
+	for {
+		var left []string
+		for _, ns := range names {
+			_, err := c.kube.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+			if err == nil {
+				left = append(left, ns)
+			} else if !apierrors.IsNotFound(err) {
+				return fmt.Errorf("reading namespace %s: %w", ns, err)
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("-one-cluster: namespaces %s of the previous scenario still exist after %s; see their objects' finalizers with kubectl",
+				strings.Join(left, ", "), namespaceDeletion)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // startCluster deletes any previous bench cluster and creates a new one with the

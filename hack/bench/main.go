@@ -36,6 +36,9 @@ type options struct {
 	root      string
 	out       string
 	oursCRD   string
+	// oneCluster is -one-cluster: every scenario on one cluster (make test's
+	// smoke run), its namespaces deleted between scenarios.
+	oneCluster bool
 	// scale is -scale: the Ns of `make bench-scale`, or "" for one burst per scenario.
 	scale       string
 	upstreamMax int
@@ -62,6 +65,8 @@ func main() {
 	flag.StringVar(&o.scenarios, "scenarios", "ours,upstream,ours-upstream-settings,floor,guestbook", "Comma-separated scenarios to run.")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "Upper bound on one scenario's burst; past it the run fails.")
 	flag.StringVar(&benchCluster, "cluster", benchCluster, "Name of the local cluster each scenario creates afresh (and deletes): one no one else uses.")
+	flag.BoolVar(&o.oneCluster, "one-cluster", false, "Run every scenario on one cluster, created once, deleting the scenario's namespaces between scenarios: "+
+		"a smoke run that the harness still drives each scenario (make test), whose figures are not comparable with fresh clusters'.")
 	flag.StringVar(&o.out, "out", "", "Folder for logs, results.json and converged.png (default: <repo>/_output/bench, or <repo>/_output/bench-scale with -scale).")
 	flag.StringVar(&o.scale, "scale", "", "Comma-separated Ns, such as 100,1000,5000,10000: run every scenario at each N instead (make bench-scale), "+
 		"and write results-scale.json and scale.png; -n and -repeat are then ignored.")
@@ -79,6 +84,9 @@ func main() {
 }
 
 func run(o options) error {
+	if o.oneCluster && (o.scale != "" || o.repeat > 1) {
+		return fmt.Errorf("-one-cluster is for a smoke run: it goes with neither -scale nor -repeat, which compare runs on fresh clusters")
+	}
 	if o.n < 1 || o.repeat < 1 || o.workers < 1 {
 		return fmt.Errorf("-n, -repeat and -floor-workers must be at least 1 (got %d, %d, %d)", o.n, o.repeat, o.workers)
 	}
@@ -107,6 +115,13 @@ func run(o options) error {
 	all, err := scenarios(o)
 	if err != nil {
 		return err
+	}
+	if o.oneCluster {
+		defer func() {
+			if shared != nil {
+				shared.stop()
+			}
+		}()
 	}
 	var results []result
 	for _, name := range strings.Split(o.scenarios, ",") {

@@ -169,12 +169,13 @@ type controllerScenario struct {
 func (s controllerScenario) run(o options, n int) (result, error) {
 	res := result{Scenario: s.name, Objects: n, Nodes: nodesFor(n * s.podsPer)}
 	say := phases(s.name, n)
-	say("creating a fresh local cluster with %d kwok nodes", res.Nodes)
-	c, err := startCluster(o.root, res.Nodes)
+	c, release, err := clusterFor(o, res.Nodes, say)
 	if err != nil {
 		return res, err
 	}
-	defer c.stop()
+	if !o.oneCluster {
+		defer release()
+	}
 	if err := c.installCRD(s.crdPath, s.crdName); err != nil {
 		return res, err
 	}
@@ -213,6 +214,12 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 		return res, err
 	}
 	defer func() { _, _ = proc.Stop(stopTimeout) }()
+	if o.oneCluster {
+		// Before the controller stops (deferred calls run last first; and
+		// below, before the stop that reads its usage): it removes its
+		// finalizers while its objects are deleted.
+		defer release()
+	}
 	if err := warmUp(ctx, c, s); err != nil {
 		return res, fmt.Errorf("%s did not reconcile the warm-up object (see %s.log): %w", s.name, s.name, err)
 	}
@@ -263,6 +270,9 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 	// hands a process's resource usage to its parent then, on Linux and macOS alike.
 	if proc.Exited() {
 		return res, fmt.Errorf("%s exited before the end of the idle window (see %s.log)", s.name, s.name)
+	}
+	if o.oneCluster {
+		release()
 	}
 	_, _ = proc.Stop(stopTimeout) // a controller that needs SIGKILL has its usage all the same
 	if res.PeakRSSMiB, res.CPUSeconds, err = usage(proc.State()); err != nil {
@@ -519,12 +529,11 @@ func fooAvailable(u *unstructured.Unstructured) bool {
 func runFloor(o options, n int) (result, error) {
 	res := result{Scenario: "floor", Objects: n, Nodes: nodesFor(n)}
 	say := phases("floor", n)
-	say("creating a fresh local cluster with %d kwok nodes", res.Nodes)
-	c, err := startCluster(o.root, res.Nodes)
+	c, release, err := clusterFor(o, res.Nodes, say)
 	if err != nil {
 		return res, err
 	}
-	defer c.stop()
+	defer release()
 	if err := c.installCRD(o.oursCRD, "foos.samplecontroller.k8s.io"); err != nil {
 		return res, err
 	}

@@ -18,11 +18,11 @@ const BinDir = "_output/e2e-bin"
 
 // BuildBinary compiles the main package in pkgDir (a folder path, absolute or
 // relative to the working directory) to outPath, exactly as a learner's `go build`
-// would. When $KIT_E2E_OVERLAY names an overlay file (see OverlayEnv), the build
-// uses it. The error carries the compiler's output.
-func BuildBinary(pkgDir, outPath string) error {
+// would; with overlay, a `go build -overlay` file (as OverlayEnv names one), laid
+// over the sources. The error carries the compiler's output.
+func BuildBinary(pkgDir, outPath, overlay string) error {
 	args := []string{"build", "-o", outPath}
-	if overlay := os.Getenv(OverlayEnv); overlay != "" {
+	if overlay != "" {
 		args = append(args, "-overlay="+overlay)
 	}
 	return goLocked(pkgDir, outPath, append(args, "."))
@@ -30,26 +30,26 @@ func BuildBinary(pkgDir, outPath string) error {
 
 // CachedBinary builds the main package in pkgDir as BuildBinary does, but to a
 // path of its own under the kit's BinDir, and returns that path: name, followed
-// by a hash of the overlay's files when $KIT_E2E_OVERLAY is set (a solution
-// laid over the tier is another binary). `go build -o` leaves a binary that is
-// already up to date alone, so a suite run again with no source changed starts
-// without linking, which costs 4 to 5 CPU seconds for a controller built on
-// client-go. Builds of one path wait for each other (a file lock), so suites
-// that run at once share the binary. The error says why it could not be built.
-func CachedBinary(pkgDir, name string) (string, error) {
+// by a hash of the overlay's files when overlay is not "" (a solution laid over
+// the tier is another binary). `go build -o` leaves a binary that is already up
+// to date alone, so a suite run again with no source changed starts without
+// linking, which costs 4 to 5 CPU seconds for a controller built on client-go.
+// Builds of one path wait for each other (a file lock), so suites that run at
+// once share the binary. The error says why it could not be built.
+func CachedBinary(pkgDir, name, overlay string) (string, error) {
 	root, err := rootAbove(pkgDir)
 	if err != nil {
 		return "", err
 	}
-	if os.Getenv(OverlayEnv) != "" {
-		sum, err := overlayHash()
+	if overlay != "" {
+		sum, err := overlayHash(overlay)
 		if err != nil {
 			return "", err
 		}
 		name += "-" + sum
 	}
 	out := filepath.Join(root, BinDir, name)
-	return out, BuildBinary(pkgDir, out)
+	return out, BuildBinary(pkgDir, out, overlay)
 }
 
 // CachedTestBinary compiles the test package in pkgDir with the build tags
@@ -106,16 +106,16 @@ func goLocked(dir, out string, args []string) error {
 }
 
 // overlayHash returns the first 12 hex digits of a SHA-256 over the
-// replacements of $KIT_E2E_OVERLAY's overlay: each replaced path and the content that replaces it, in path
+// replacements of the overlay file at path: each replaced path and the content that replaces it, in path
 // order. Two overlays with the same replacements hash alike although their
 // replacement files live in different temporary folders.
-func overlayHash() (string, error) {
-	replace, err := readOverlay()
+func overlayHash(path string) (string, error) {
+	replace, err := readOverlayFile(path)
 	if err != nil {
 		return "", err
 	}
 	if replace == nil {
-		return "", errors.New(OverlayEnv + "=" + os.Getenv(OverlayEnv) + ": the overlay replaces no file")
+		return "", errors.New("the overlay " + path + " replaces no file")
 	}
 	paths := make([]string, 0, len(replace))
 	for p := range replace {

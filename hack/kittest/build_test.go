@@ -28,7 +28,6 @@ func fakeKit(t *testing.T) string {
 		}
 	}
 	t.Setenv("GOWORK", filepath.Join(root, "go.work"))
-	t.Setenv(OverlayEnv, "")
 	return dir
 }
 
@@ -37,7 +36,7 @@ func fakeKit(t *testing.T) string {
 // go build's own behaviour, and a matter of time, not of what is built.)
 func TestCachedBinaryIsRebuiltWhenTheSourceChanges(t *testing.T) {
 	dir := fakeKit(t)
-	bin, err := CachedBinary(dir, "fake")
+	bin, err := CachedBinary(dir, "fake", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +47,7 @@ func TestCachedBinaryIsRebuiltWhenTheSourceChanges(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	again, err := CachedBinary(dir, "fake")
+	again, err := CachedBinary(dir, "fake", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +61,7 @@ func TestCachedBinaryIsRebuiltWhenTheSourceChanges(t *testing.T) {
 
 func TestCachedBinaryBuildsAnOverlayApart(t *testing.T) {
 	dir := fakeKit(t)
-	plain, err := CachedBinary(dir, "fake")
+	plain, err := CachedBinary(dir, "fake", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +80,7 @@ func TestCachedBinaryBuildsAnOverlayApart(t *testing.T) {
 	if err := os.WriteFile(overlayPath, overlay, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(OverlayEnv, overlayPath)
-	solution, err := CachedBinary(dir, "fake")
+	solution, err := CachedBinary(dir, "fake", overlayPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +97,7 @@ func TestCachedBinaryBuildsAnOverlayApart(t *testing.T) {
 
 func TestCachedBinaryNeedsTheKitRoot(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := CachedBinary(dir, "fake"); err == nil || !strings.Contains(err.Error(), "go.work") {
+	if _, err := CachedBinary(dir, "fake", ""); err == nil || !strings.Contains(err.Error(), "go.work") {
 		t.Errorf("CachedBinary outside a kit = %v; want an error saying no go.work was found", err)
 	}
 }

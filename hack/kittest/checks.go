@@ -24,11 +24,15 @@ const (
 	// ExerciseEnv selects the exercise checks to run (see Exercise): a name such
 	// as "service", or several separated by commas.
 	ExerciseEnv = "EXERCISE"
-	// OverlayEnv names a `go build -overlay` file: BuildBinary builds with it, and
+	// OverlayEnv names a `go build -overlay` file: Suite.Run builds with it, and
 	// File returns the replacement it names for a non-Go file. This is how
 	// `make check SOLUTION=...` builds a tier with a reference solution (a patch
 	// in docs/solutions, applied to copies) without changing the tier's files.
 	OverlayEnv = "KIT_E2E_OVERLAY"
+	// BinaryEnv names a controller binary built already, for $KIT_E2E_OVERLAY's
+	// overlay when that is set: Suite.Run uses it instead of building one. make
+	// check builds each binary once per run and passes it on.
+	BinaryEnv = "KIT_E2E_BINARY"
 )
 
 // Deadline returns how long a suite's waits may take: def, or the duration in
@@ -144,13 +148,18 @@ func File(path string) (string, error) {
 // readOverlay reads the Replace map of the overlay file named by OverlayEnv;
 // it is empty when the variable is unset.
 func readOverlay() (map[string]string, error) {
-	path := os.Getenv(OverlayEnv)
+	return readOverlayFile(os.Getenv(OverlayEnv))
+}
+
+// readOverlayFile reads the Replace map of the overlay file at path; it is
+// empty when path is "".
+func readOverlayFile(path string) (map[string]string, error) {
 	if path == "" {
 		return nil, nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading the overlay named by %s: %w", OverlayEnv, err)
+		return nil, fmt.Errorf("reading the overlay %s (%s): %w", path, OverlayEnv, err)
 	}
 	var overlay struct{ Replace map[string]string }
 	if err := json.Unmarshal(data, &overlay); err != nil {

@@ -56,7 +56,8 @@ type Suite struct {
 
 // Run is the body of every tier's e2e TestMain: it writes the check table for
 // `make check` (WriteChecks; with $KIT_CHECKS_ONLY=1 that is all it does), builds the controller as a learner's `go build`
-// would (with $KIT_E2E_OVERLAY's overlay when set; CachedBinary), makes sure the binary knows
+// would (with $KIT_E2E_OVERLAY's overlay when set; CachedBinary; or takes the
+// one $KIT_E2E_BINARY names), makes sure the binary knows
 // the Reconciler under test, runs Setup, then the tests. It returns the exit code
 // for os.Exit; a suite that cannot start prints why, names the fix, and returns 1
 // before any test runs.
@@ -97,7 +98,11 @@ func (s *Suite) start() error {
 		return err
 	}
 	s.TierDir = dir
-	if s.Bin, err = CachedBinary(filepath.Join(dir, s.Main), s.Binary); err != nil {
+	if s.Bin = os.Getenv(BinaryEnv); s.Bin != "" {
+		if _, err := os.Stat(s.Bin); err != nil {
+			return fmt.Errorf("%s=%s: %w; unset it to build the controller", BinaryEnv, s.Bin, err)
+		}
+	} else if s.Bin, err = CachedBinary(filepath.Join(dir, s.Main), s.Binary, os.Getenv(OverlayEnv)); err != nil {
 		return err
 	}
 	if err := RequireReconciler(s.Bin, Reconciler()); err != nil {

@@ -41,7 +41,7 @@ func buildFake(t *testing.T) string {
 	}
 	t.Setenv("GOWORK", "off")
 	bin := filepath.Join(t.TempDir(), "fake")
-	if err := BuildBinary(dir, bin); err != nil {
+	if err := BuildBinary(dir, bin, ""); err != nil {
 		t.Fatal(err)
 	}
 	return bin

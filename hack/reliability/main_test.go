@@ -59,8 +59,8 @@ func run(m *testing.M) int {
 	os.Setenv("KUBECONFIG", c.info.Kubeconfig)
 
 	// The same cached binaries as the e2e suites' (kittest.CachedBinary).
-	if sampleControllerBin, err = kittest.CachedBinary(filepath.Join(root, "sample-controller"), "sample-controller"); err == nil {
-		managerBin, err = kittest.CachedBinary(filepath.Join(root, "kubebuilder-guestbook", "cmd"), "manager")
+	if sampleControllerBin, err = kittest.CachedBinary(filepath.Join(root, "sample-controller"), "sample-controller", ""); err == nil {
+		managerBin, err = kittest.CachedBinary(filepath.Join(root, "kubebuilder-guestbook", "cmd"), "manager", "")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)

@@ -101,7 +101,7 @@ func validate(o options) error {
 		return err
 	}
 	if o.solution == "" && o.reconciler != kittest.DefaultReconciler {
-		bin, err := kittest.CachedBinary(filepath.Join(o.root, l.tier, l.main), l.binary)
+		bin, err := kittest.CachedBinary(filepath.Join(o.root, l.tier, l.main), l.binary, "")
 		if err != nil {
 			return err
 		}

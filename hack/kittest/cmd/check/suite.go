@@ -90,9 +90,9 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 	if lesson.onlyExercises && o.exercise == "" {
 		o.exercise = lesson.exerciseNames() // the lesson's checks are its exercises
 	}
+	var overlay string
 	if o.solution != "" {
-		overlay, err := writeOverlay(root, patchPath, patch, tmp)
-		if err != nil {
+		if overlay, err = writeOverlay(root, patchPath, patch, tmp); err != nil {
 			return nil, err
 		}
 		env = append(env, kittest.OverlayEnv+"="+overlay)
@@ -105,11 +105,20 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 	fmt.Fprintf(w, "Checking lesson %s (%s) with %s; each wait gives up after %s.\n", o.lesson, lesson.tier, what, o.timeout)
 
 	start := time.Now()
-	// The suite is compiled once (go test -c) and kept, so a check run again
-	// with nothing changed links nothing; test2json turns its -test.v output
-	// into the event stream `go test -json` prints.
+	// The controller and the suite are built once per run of this program (a
+	// lane's steps share them) into the kit's cache, where a build with nothing
+	// changed links nothing; test2json turns the suite's -test.v output into
+	// the event stream `go test -json` prints.
+	bin, err := buildOnce("controller "+lesson.number+" "+o.solution, func() (string, error) {
+		return kittest.CachedBinary(filepath.Join(tierDir, lesson.main), lesson.binary, overlay)
+	})
+	if err != nil {
+		fmt.Fprintf(w, "No check ran: the controller does not compile.\n%v\n", err)
+		return &suiteRun{code: 1}, nil
+	}
+	env = append(env, kittest.BinaryEnv+"="+bin)
 	suiteDir := filepath.Join(tierDir, lesson.suiteDir())
-	testBin, err := lesson.testBinary(tierDir)
+	testBin, err := buildOnce("suite "+lesson.number, func() (string, error) { return lesson.testBinary(tierDir) })
 	if err != nil {
 		fmt.Fprintf(w, "No check ran: the suite does not compile.\n%v\n", err)
 		return &suiteRun{code: 1}, nil
@@ -153,6 +162,23 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 		status[c.Test] = outcome(c.Test, results)
 	}
 	return &suiteRun{code: code, checks: checks, status: status}, nil
+}
+
+// built holds what buildOnce built in this process, by key.
+var built = map[string]string{}
+
+// buildOnce returns the path build returned the first time this process asked
+// for key, and calls build only then; a failed build is tried again next time.
+func buildOnce(key string, build func() (string, error)) (string, error) {
+	if path, ok := built[key]; ok {
+		return path, nil
+	}
+	path, err := build()
+	if err != nil {
+		return "", err
+	}
+	built[key] = path
+	return path, nil
 }
 
 // readEvents reads the test2json event stream, printing a dot per finished test
