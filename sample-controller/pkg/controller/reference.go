@@ -163,7 +163,10 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 // updateStatus writes status to the Foo through the status subresource, and only
 // when it differs from the Foo's. The API server would store nothing for an
 // identical status, but only after authenticating, admitting and decoding the
-// request: with many Foos that is a steady load for nothing.
+// request: with many Foos that is a steady load for nothing. A Foo the API
+// server no longer has (NotFound) was deleted while it was reconciled, before
+// the cache saw it go: there is nothing to report on, so that is not an error
+// (the deletion queues the Foo once more, and that pass logs it).
 func (r *FooReconciler) updateStatus(ctx context.Context, foo *samplev1alpha1.Foo, status samplev1alpha1.FooStatus) error {
 	if foo.Status == status {
 		return nil
@@ -171,7 +174,12 @@ func (r *FooReconciler) updateStatus(ctx context.Context, foo *samplev1alpha1.Fo
 	// Objects from the cache are shared: change a copy, never the original.
 	updated := foo.DeepCopy()
 	updated.Status = status
-	if _, err := r.FooClient.SamplecontrollerV1alpha1().Foos(foo.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: ControllerName}); err != nil {
+	_, err := r.FooClient.SamplecontrollerV1alpha1().Foos(foo.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: ControllerName})
+	if apierrors.IsNotFound(err) {
+		klog.FromContext(ctx).V(2).Info("Foo was deleted while it was reconciled; no status to write")
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("updating the status of Foo %s: %w", klog.KObj(foo), err)
 	}
 	klog.FromContext(ctx).V(2).Info("Updated Foo status", "availableReplicas", status.AvailableReplicas, "observedGeneration", status.ObservedGeneration)

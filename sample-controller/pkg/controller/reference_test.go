@@ -36,6 +36,9 @@ type fixture struct {
 	deployments []*appsv1.Deployment
 	// createErr, when set, is what the API server answers to a Deployment create.
 	createErr error
+	// foosDeleted, when set, leaves the Foos out of the API server (the fake
+	// clientset) while the cache still has them: deleted while reconciled.
+	foosDeleted bool
 
 	kubeClient *kubefake.Clientset
 	fooClient  *foofake.Clientset
@@ -53,7 +56,9 @@ func (f *fixture) reconcile(key cache.ObjectName) error {
 	fooIndexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	deploymentIndexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	for _, foo := range f.foos {
-		fooObjects = append(fooObjects, foo)
+		if !f.foosDeleted {
+			fooObjects = append(fooObjects, foo)
+		}
 		if err := fooIndexer.Add(foo); err != nil {
 			f.t.Fatal(err)
 		}
@@ -405,6 +410,21 @@ func TestReconcileTreatsMissingFooAsDeleted(t *testing.T) {
 
 	assertWrites(t, "kube", writes(f.kubeClient.Actions()))
 	assertWrites(t, "foo", writes(f.fooClient.Actions()))
+}
+
+func TestReconcileOfFooDeletedMeanwhileIsNotAnError(t *testing.T) {
+	f := newFixture(t)
+	foo := newFoo("web", ptr.To[int32](1))
+	f.foos = []*samplev1alpha1.Foo{foo}
+	f.deployments = []*appsv1.Deployment{ownedDeployment(foo, 1)}
+	f.foosDeleted = true
+
+	if err := f.reconcile(cache.ObjectName{Namespace: foo.Namespace, Name: foo.Name}); err != nil {
+		t.Fatalf("Reconcile of a Foo deleted while it was reconciled returned %v, want nil (its status write found it gone)", err)
+	}
+
+	assertWrites(t, "kube", writes(f.kubeClient.Actions()))
+	assertWrites(t, "foo", writes(f.fooClient.Actions()), "update foos/status")
 }
 
 func TestReconcileRefusesInvalidSpecWithOneWarning(t *testing.T) {
