@@ -102,6 +102,16 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 	// 4. Create the Deployment if it does not exist.
 	name := foo.Spec.DeploymentName
 	deployment, err := r.Deployments.Deployments(foo.Namespace).Get(name)
+	if apierrors.IsNotFound(err) && foo.Status.ObservedGeneration != 0 {
+		// This Foo was reconciled before, so it had its Deployment, and now the
+		// cache has none. Someone deleted it (create it again), or the garbage
+		// collector did because the Foo is gone and our cache has not seen that
+		// yet: the two watches are separate streams. Ask the API server, not the
+		// cache, before creating a child for a Foo that may no longer exist.
+		if gone, err := r.deletedMeanwhile(ctx, foo); err != nil || gone {
+			return err
+		}
+	}
 	if apierrors.IsNotFound(err) {
 		deployment, err = r.KubeClient.AppsV1().Deployments(foo.Namespace).Create(ctx, newDeployment(foo), metav1.CreateOptions{FieldManager: ControllerName})
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
@@ -158,6 +168,24 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 		AvailableReplicas:  deployment.Status.AvailableReplicas,
 		ObservedGeneration: foo.Generation,
 	})
+}
+
+// deletedMeanwhile reads foo from the API server itself (one GET, not the cache)
+// and reports whether it was deleted, replaced by a Foo of the same name (another
+// UID) or is being deleted: then no child may be created for it, and the event
+// of its deletion queues it again. The error is the GET's, when it fails
+// otherwise. It re-checks as kube-controller-manager does before adopting an
+// object (RecheckDeletionTimestamp in pkg/controller/controller_ref_manager.go).
+func (r *FooReconciler) deletedMeanwhile(ctx context.Context, foo *samplev1alpha1.Foo) (bool, error) {
+	live, err := r.FooClient.SamplecontrollerV1alpha1().Foos(foo.Namespace).Get(ctx, foo.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || (err == nil && (live.UID != foo.UID || live.DeletionTimestamp != nil)) {
+		klog.FromContext(ctx).V(2).Info("Foo was deleted while it was reconciled; not creating its Deployment again")
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading Foo %s from the API server: %w", klog.KObj(foo), err)
+	}
+	return false, nil
 }
 
 // updateStatus writes status to the Foo through the status subresource, and only

@@ -427,6 +427,52 @@ func TestReconcileOfFooDeletedMeanwhileIsNotAnError(t *testing.T) {
 	assertWrites(t, "foo", writes(f.fooClient.Actions()), "update foos/status")
 }
 
+func TestReconcileDoesNotRecreateDeploymentOfFooDeletedMeanwhile(t *testing.T) {
+	// The Foo was reconciled before (observedGeneration is set), its Deployment
+	// is gone from the cache, and the API server no longer has the Foo: the
+	// garbage collector deleted the Deployment of a deleted Foo before the
+	// Foo's own deletion reached the cache.
+	f := newFixture(t)
+	foo := newFoo("web", ptr.To[int32](1))
+	foo.Status.ObservedGeneration = foo.Generation
+	f.foos = []*samplev1alpha1.Foo{foo}
+	f.foosDeleted = true
+
+	if err := f.reconcile(cache.ObjectName{Namespace: foo.Namespace, Name: foo.Name}); err != nil {
+		t.Fatalf("Reconcile returned %v, want nil", err)
+	}
+
+	assertWrites(t, "kube", writes(f.kubeClient.Actions()))
+	assertWrites(t, "foo", writes(f.fooClient.Actions()))
+	if n := len(f.recorder.Events); n != 0 {
+		t.Errorf("recorded %d events for a deleted Foo, want none: %v", n, <-f.recorder.Events)
+	}
+}
+
+func TestReconcileRecreatesDeploymentDeletedByHand(t *testing.T) {
+	// The same, but the Foo still exists: someone deleted its Deployment, and
+	// the Reconciler creates it again after one GET of the Foo.
+	f := newFixture(t)
+	foo := newFoo("web", ptr.To[int32](1))
+	foo.Status.ObservedGeneration = foo.Generation
+	f.foos = []*samplev1alpha1.Foo{foo}
+
+	if err := f.reconcile(cache.ObjectName{Namespace: foo.Namespace, Name: foo.Name}); err != nil {
+		t.Fatalf("Reconcile returned %v, want nil", err)
+	}
+
+	assertWrites(t, "kube", writes(f.kubeClient.Actions()), "create deployments")
+	gets := 0
+	for _, a := range f.fooClient.Actions() {
+		if a.GetVerb() == "get" && a.GetResource().Resource == "foos" {
+			gets++
+		}
+	}
+	if gets != 1 {
+		t.Errorf("the Reconciler read the Foo from the API server %d times, want once (before creating the Deployment again)", gets)
+	}
+}
+
 func TestReconcileRefusesInvalidSpecWithOneWarning(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
