@@ -108,8 +108,9 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 		// collector did because the Foo is gone and our cache has not seen that
 		// yet: the two watches are separate streams. Ask the API server, not the
 		// cache, before creating a child for a Foo that may no longer exist.
-		if gone, err := r.deletedMeanwhile(ctx, foo); err != nil || gone {
-			return err
+		gone, recheckErr := r.deletedMeanwhile(ctx, foo)
+		if recheckErr != nil || gone {
+			return recheckErr
 		}
 	}
 	if apierrors.IsNotFound(err) {
