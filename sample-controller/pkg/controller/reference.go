@@ -102,18 +102,19 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 	// 4. Create the Deployment if it does not exist.
 	name := foo.Spec.DeploymentName
 	deployment, err := r.Deployments.Deployments(foo.Namespace).Get(name)
-	if apierrors.IsNotFound(err) && foo.Status.ObservedGeneration != 0 {
-		// This Foo was reconciled before, so it had its Deployment, and now the
-		// cache has none. Someone deleted it (create it again), or the garbage
-		// collector did because the Foo is gone and our cache has not seen that
-		// yet: the two watches are separate streams. Ask the API server, not the
-		// cache, before creating a child for a Foo that may no longer exist.
-		gone, recheckErr := r.deletedMeanwhile(ctx, foo)
-		if recheckErr != nil || gone {
-			return recheckErr
-		}
-	}
 	if apierrors.IsNotFound(err) {
+		if foo.Status.ObservedGeneration != 0 {
+			// This Foo was reconciled before, so it had its Deployment, and now
+			// the cache has none. Someone deleted it (create it again), or the
+			// garbage collector did because the Foo is gone and our cache has not
+			// seen that yet: the two watches are separate streams. Ask the API
+			// server, not the cache, before creating a child for a Foo that may
+			// no longer exist.
+			gone, recheckErr := r.deletedMeanwhile(ctx, foo)
+			if recheckErr != nil || gone {
+				return recheckErr
+			}
+		}
 		deployment, err = r.KubeClient.AppsV1().Deployments(foo.Namespace).Create(ctx, newDeployment(foo), metav1.CreateOptions{FieldManager: ControllerName})
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			// The namespace is being deleted, and the Foo with it: the API
