@@ -14,10 +14,10 @@ KIT_ROOT := $(CURDIR)
 KIT_BIN := $(KIT_ROOT)/bin
 KIT_OUT := $(KIT_ROOT)/_output
 # The control-plane version (such as v1.37.2), read once from the go.mod that pins it
-# by hack/kube-version.sh, and exported: the tiers' Makefiles take it from here.
-KUBE_VERSION := $(shell "$(KIT_ROOT)/hack/kube-version.sh")
+# by hack/controlplane/kube-version.sh, and exported: the tiers' Makefiles take it from here.
+KUBE_VERSION := $(shell "$(KIT_ROOT)/hack/controlplane/kube-version.sh")
 ifeq ($(KUBE_VERSION),)
-$(error hack/kube-version.sh could not read the Kubernetes version; its error is above)
+$(error hack/controlplane/kube-version.sh could not read the Kubernetes version; its error is above)
 endif
 # The kit kubeconfig (local cluster or kind) of the cluster KIT_CLUSTER names, as
 # hack/lib.sh finds it: _output/kubeconfig for the default name, controller-kit,
@@ -60,19 +60,19 @@ bins: ## Build every pinned binary missing from bin/ (control plane, kwok, kind,
 
 .PHONY: local-up
 local-up: ## Start the Docker-free local cluster (real etcd/kube-apiserver/controller-manager/scheduler + kwok nodes).
-	@hack/local-up.sh
+	@hack/cluster/local-up.sh
 
 .PHONY: local-down
 local-down: ## Stop and delete the local cluster.
-	@hack/local-down.sh
+	@hack/cluster/local-down.sh
 
 .PHONY: kind-up
 kind-up: ## Create the kind cluster 'controller-kit' (needs a Docker engine).
-	@hack/kind-up.sh
+	@hack/cluster/kind-up.sh
 
 .PHONY: kind-down
 kind-down: ## Delete the kind cluster.
-	@hack/kind-down.sh
+	@hack/cluster/kind-down.sh
 
 .PHONY: env
 env: ## Print the exports that point your shell at the kit cluster: eval "$(make env)".
@@ -81,7 +81,7 @@ env: ## Print the exports that point your shell at the kit cluster: eval "$(make
 
 .PHONY: ensure-cluster
 ensure-cluster: ## Use the cluster KUBECONFIG reaches, else start the local one.
-	@hack/ensure-cluster.sh
+	@hack/cluster/ensure-cluster.sh
 
 ##@ Lessons
 
@@ -109,13 +109,13 @@ SOLUTION ?=
 RUN ?=
 CHECK_TIMEOUT ?= 30s
 V ?=
-# The checker (hack/kittest/cmd/check), built here on each use (the Go build cache
+# The checker (hack/check), built here on each use (the Go build cache
 # makes that instant after the first time).
 CHECK := $(KIT_OUT)/bin/check
 
 .PHONY: check
 check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCILER=stub|reference|<yours> (LESSON=0: its exercises).
-	@go build -o "$(CHECK)" ./hack/kittest/cmd/check
+	@go build -o "$(CHECK)" ./hack/check
 	@# The arguments first, so a typo never waits for a cluster to start.
 	@"$(CHECK)" -validate -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)"
 	@$(MAKE) --no-print-directory ensure-cluster
@@ -135,8 +135,8 @@ verify: ## Fail if generated code or manifests are not what is committed (runs m
 .PHONY: verify-docs
 verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, a solution patch no longer applies, a lesson leaves out a contract its checks rely on, or a Japanese twin (docs/ja/) is missing or differs from its English page in headings, anchors, code blocks, links or language switch.
 	@hack/check-reading-paths.sh
-	@go run ./hack/kittest/cmd/jadocs
-	@go run ./hack/kittest/cmd/check -verify-contracts
+	@go run ./hack/jadocs
+	@go run ./hack/check -verify-contracts
 	@# Against the committed tiers (a scratch index), so a learner's own edits do not count.
 	@idx=$$(mktemp) && trap 'rm -f "$$idx"' EXIT && GIT_INDEX_FILE=$$idx git read-tree HEAD && \
 		for p in docs/solutions/*/*.patch; do GIT_INDEX_FILE=$$idx git apply --cached --check "$$p" || \
@@ -149,8 +149,8 @@ vet: ## gofmt and go vet every module of the workspace, e2e suites included.
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt would change these files; run gofmt -w on them:" >&2; echo "$$out" >&2; exit 1; fi
 	@# Each tier's test/e2e is a module of its own, and ./<tier>/... stops at a
 	@# module's edge: the e2e modules are named one by one, and so is lesson 0's.
-	@echo ">> go vet -tags e2e ($(TIERS), their test/e2e modules, workqueue-example/test/lesson0, hack/kittest, hack/reliability)"
-	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) $(addsuffix /test/e2e,$(TIERS)) workqueue-example/test/lesson0 hack/kittest hack/reliability))
+	@echo ">> go vet -tags e2e ($(TIERS), their test/e2e modules, workqueue-example/test/lesson0, hack/kittest, hack/check, hack/jadocs, hack/reliability)"
+	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) $(addsuffix /test/e2e,$(TIERS)) workqueue-example/test/lesson0 hack/kittest hack/check hack/jadocs hack/reliability))
 	@echo ">> go vet -tags e2e_kind (kubebuilder-guestbook/test/e2e: kubebuilder's kind suite)"
 	@go vet -tags e2e_kind ./kubebuilder-guestbook/test/e2e/...
 	@echo ">> go vet (hack/bench, outside the workspace)"
@@ -166,8 +166,8 @@ test: ## Everything CI runs: verify, then at once: verify-docs and vet, unit + e
 test-unit: ## Unit and envtest suites of every tier (no cluster needed). A package that passed and did not change shows (cached), go test's cache; go clean -testcache runs everything again.
 	@hack/build-bins.sh envtest
 	@for t in $(TIERS); do echo ">> unit tests: $$t"; $(MAKE) --no-print-directory -C $$t test-unit; done
-	@echo ">> unit tests: hack/kittest (the e2e helpers and make check's runner)"
-	@cd hack/kittest && go test ./...
+	@echo ">> unit tests: hack/kittest (the e2e helpers), hack/check (make check's grader), hack/jadocs (the Japanese-docs checker)"
+	@go test ./hack/kittest/... ./hack/check/... ./hack/jadocs/...
 
 .PHONY: test-e2e
 test-e2e: test-e2e-cluster ## The e2e suites (cluster checks + every tier, one after another) against the cluster KUBECONFIG reaches.

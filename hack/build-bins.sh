@@ -17,7 +17,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN="$ROOT/bin"
 # KUBE_VERSION is the control-plane version (such as v1.37.2), read from the go.mod
 # that pins it by the one script that does.
-KUBE_VERSION=$("$ROOT/hack/kube-version.sh")
+KUBE_VERSION=$("$ROOT/hack/controlplane/kube-version.sh")
 KUBE_MINOR=$(echo "$KUBE_VERSION" | cut -d. -f2)
 
 # module_of NAME prints "module-dir package-path" for a binary the kit builds.

@@ -39,7 +39,7 @@ trap 'rm -rf "$scratch"' EXIT
 pinned_version() {
 	(cd "$2" && GOWORK=off go list -m -f '{{.Version}}' "$1")
 }
-kube_version=$(hack/kube-version.sh || true)
+kube_version=$(hack/controlplane/kube-version.sh || true)
 cr_version=$(pinned_version sigs.k8s.io/controller-runtime kubebuilder-guestbook || true)
 if [ -z "$kube_version" ] || [ -z "$cr_version" ]; then
 	echo "check-reading-paths: cannot read the pinned versions of k8s.io/kubernetes (hack/controlplane/go.mod) and sigs.k8s.io/controller-runtime (kubebuilder-guestbook/go.mod)" >&2

@@ -18,7 +18,7 @@ else
 fi
 # KWOK_WORKDIR is where kwokctl keeps cluster state, PKI, logs and pid files.
 export KWOK_WORKDIR="$KIT_OUT/kwok"
-# KIT_AUDIT_LOG is the local cluster's kube-apiserver audit log (hack/audit-policy.yaml
+# KIT_AUDIT_LOG is the local cluster's kube-apiserver audit log (hack/cluster/audit-policy.yaml
 # says what it records), kept by kwokctl beside the components' other logs.
 KIT_AUDIT_LOG="$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/audit.log"
 # KIT_CLUSTER_INFO is the file that tells programs about the local cluster: local-up.sh

@@ -59,11 +59,11 @@ teardown() {
 			tail -n 40 "$f"
 		done
 	fi
-	hack/local-down.sh || true
-	KIT_CLUSTER=$CHECKS_CLUSTER hack/local-down.sh || true
+	hack/cluster/local-down.sh || true
+	KIT_CLUSTER=$CHECKS_CLUSTER hack/cluster/local-down.sh || true
 	# The bench deletes its own cluster when it ends, but not when it is killed.
-	KIT_CLUSTER=controller-kit-bench hack/local-down.sh >/dev/null 2>&1 || true
-	KIT_CLUSTER=controller-kit-reliability hack/local-down.sh >/dev/null 2>&1 || true
+	KIT_CLUSTER=controller-kit-bench hack/cluster/local-down.sh >/dev/null 2>&1 || true
+	KIT_CLUSTER=controller-kit-reliability hack/cluster/local-down.sh >/dev/null 2>&1 || true
 	exit $rc
 }
 interrupted() {
@@ -92,14 +92,14 @@ mkdir -p "$KIT_OUT"
 # The clusters need nothing but bin/, and the cluster's own e2e checks
 # (hack/kittest) nothing of the tiers, so they run while make verify does.
 for name in "$KIT_CLUSTER" "$CHECKS_CLUSTER"; do
-	KIT_CLUSTER=$name hack/local-down.sh >/dev/null
+	KIT_CLUSTER=$name hack/cluster/local-down.sh >/dev/null
 done
 kit_log "starting a fresh local cluster '$KIT_CLUSTER' and running its own e2e checks in the background (log: $KIT_OUT/local-up-$KIT_CLUSTER.log)"
 background "$KIT_OUT/local-up-$KIT_CLUSTER.log" "local cluster '$KIT_CLUSTER' and its own e2e checks" \
-	bash -c 'hack/local-up.sh && KUBECONFIG="$0" make --no-print-directory test-e2e-cluster' "$KIT_KUBECONFIG" &
+	bash -c 'hack/cluster/local-up.sh && KUBECONFIG="$0" make --no-print-directory test-e2e-cluster' "$KIT_KUBECONFIG" &
 cluster_pids+=($!)
 kit_log "starting a fresh local cluster '$CHECKS_CLUSTER' in the background (log: $KIT_OUT/local-up-$CHECKS_CLUSTER.log)"
-background "$KIT_OUT/local-up-$CHECKS_CLUSTER.log" "local cluster '$CHECKS_CLUSTER'" env KIT_CLUSTER="$CHECKS_CLUSTER" hack/local-up.sh &
+background "$KIT_OUT/local-up-$CHECKS_CLUSTER.log" "local cluster '$CHECKS_CLUSTER'" env KIT_CLUSTER="$CHECKS_CLUSTER" hack/cluster/local-up.sh &
 cluster_pids+=($!)
 step "2/3 generated code is current (make verify)"
 make --no-print-directory verify
@@ -136,7 +136,7 @@ jobs_pids+=($!)
 # The lessons run in the background too, so that an interrupt reaches the trap
 # at once instead of after they end. make check's runner is built first, once:
 # both lesson jobs run it.
-go build -o "$KIT_OUT/bin/check" ./hack/kittest/cmd/check
+go build -o "$KIT_OUT/bin/check" ./hack/check
 KUBECONFIG="$KIT_KUBECONFIG" hack/test-lessons.sh --e2e &
 jobs_pids+=($!)
 KUBECONFIG="$CHECKS_KUBECONFIG" hack/test-lessons.sh --stub --solution &
@@ -147,6 +147,6 @@ for pid in "${jobs_pids[@]}"; do wait "$pid" || rc=1; done
 jobs_pids=()
 [ $rc -eq 0 ] || exit $rc
 trap - EXIT
-hack/local-down.sh
-KIT_CLUSTER=$CHECKS_CLUSTER hack/local-down.sh
+hack/cluster/local-down.sh
+KIT_CLUSTER=$CHECKS_CLUSTER hack/cluster/local-down.sh
 step "all tests passed"

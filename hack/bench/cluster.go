@@ -129,18 +129,18 @@ func (c *cluster) namespacesGone(names ...string) error {
 // reads the cluster's paths from the file local-up.sh writes (kittest.ClusterInfo).
 func startCluster(root string, nodes int) (*cluster, error) {
 	if out, err := clusterScript(root, "local-down.sh"); err != nil {
-		return nil, fmt.Errorf("hack/local-down.sh: %w\n%s", err, out)
+		return nil, fmt.Errorf("hack/cluster/local-down.sh: %w\n%s", err, out)
 	}
 	// A scenario measured on the previous one's cluster would be wrong: with
 	// KIT_FRESH=1, local-up.sh creates a new cluster or fails.
 	out, err := clusterScript(root, "local-up.sh", "KIT_NODES="+strconv.Itoa(nodes), "KIT_FRESH=1")
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == kittest.LocalUpClusterExists {
-		return nil, fmt.Errorf("the previous cluster %s was not deleted (hack/local-down.sh), "+
-			"and hack/local-up.sh with KIT_FRESH=1 does not reuse it:\n%s", benchCluster, out)
+		return nil, fmt.Errorf("the previous cluster %s was not deleted (hack/cluster/local-down.sh), "+
+			"and hack/cluster/local-up.sh with KIT_FRESH=1 does not reuse it:\n%s", benchCluster, out)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("hack/local-up.sh: %w\n%s", err, out)
+		return nil, fmt.Errorf("hack/cluster/local-up.sh: %w\n%s", err, out)
 	}
 	info, err := kittest.ReadClusterInfo(kittest.ClusterInfoPath(root, benchCluster))
 	if err != nil {
@@ -173,12 +173,12 @@ func startCluster(root string, nodes int) (*cluster, error) {
 	return c, nil
 }
 
-// clusterScript runs one of the kit's cluster scripts (hack/local-up.sh,
-// hack/local-down.sh) on the bench cluster, with env added to the environment,
+// clusterScript runs one of the kit's cluster scripts (hack/cluster/local-up.sh,
+// hack/cluster/local-down.sh) on the bench cluster, with env added to the environment,
 // and returns its combined output and how it ended (an *exec.ExitError for a
 // non-zero exit status).
 func clusterScript(root, script string, env ...string) ([]byte, error) {
-	cmd := exec.Command(filepath.Join(root, "hack", script))
+	cmd := exec.Command(filepath.Join(root, "hack", "cluster", script))
 	cmd.Env = append(append(os.Environ(), "KIT_CLUSTER="+benchCluster), env...)
 	return cmd.CombinedOutput()
 }
@@ -216,7 +216,7 @@ type writeCounts struct {
 	Events int `json:"events"`
 }
 
-// countWrites reads the bench cluster's audit log (hack/audit-policy.yaml logs one
+// countWrites reads the bench cluster's audit log (hack/cluster/audit-policy.yaml logs one
 // Metadata line per write to the kit's objects) and counts the writes that
 // arrived within [from, to) and whose user agent starts with
 // userAgentPrefix: the controller's own, not the control plane's (the scheduler

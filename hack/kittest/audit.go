@@ -14,7 +14,7 @@ import (
 
 // AuditEntry is one request that the kube-apiserver of the kit's local cluster
 // recorded in its audit log: who sent it, what it asked for, how it ended. The
-// cluster's audit policy (hack/audit-policy.yaml) records writes to the objects the
+// cluster's audit policy (hack/cluster/audit-policy.yaml) records writes to the objects the
 // kit's controllers own or record, at Metadata level: no request or response bodies.
 type AuditEntry struct {
 	// Received is when the API server received the request. A write that made an

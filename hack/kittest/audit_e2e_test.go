@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TestClusterInfoDescribesTheCluster checks the file hack/local-up.sh writes
+// TestClusterInfoDescribesTheCluster checks the file hack/cluster/local-up.sh writes
 // against the cluster itself: its kubeconfig and audit log exist, and its version
 // is the one the API server reports.
 func TestClusterInfoDescribesTheCluster(t *testing.T) {

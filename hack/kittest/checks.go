@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The environment variables that `make check` (hack/kittest/cmd/check) sets for
+// The environment variables that `make check` (hack/check) sets for
 // the e2e suites it runs.
 const (
 	// TimeoutEnv, set to a Go duration such as 30s, replaces the deadline of every

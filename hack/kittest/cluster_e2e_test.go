@@ -112,12 +112,12 @@ func kwokCluster(t *testing.T) string {
 	return name
 }
 
-// pinnedKubeVersion asks hack/kube-version.sh, the one source of the pinned
+// pinnedKubeVersion asks hack/controlplane/kube-version.sh, the one source of the pinned
 // control-plane version, for it.
 func pinnedKubeVersion(t *testing.T) string {
-	out, err := exec.Command(filepath.Join(RepoRoot(), "hack", "kube-version.sh")).Output()
+	out, err := exec.Command(filepath.Join(RepoRoot(), "hack", "controlplane", "kube-version.sh")).Output()
 	if err != nil {
-		t.Fatalf("hack/kube-version.sh: %v", err)
+		t.Fatalf("hack/controlplane/kube-version.sh: %v", err)
 	}
 	return strings.TrimSpace(string(out))
 }

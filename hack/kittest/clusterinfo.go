@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// ClusterInfo is what hack/local-up.sh tells programs about the local cluster it
+// ClusterInfo is what hack/cluster/local-up.sh tells programs about the local cluster it
 // runs, in the JSON file that ClusterInfoPath names: local-up.sh writes the file
 // each time it succeeds (for a new cluster or one already running) and
 // local-down.sh removes it. Programs read the cluster's paths from here instead of
@@ -30,7 +30,7 @@ type ClusterInfo struct {
 	KubeVersion string `json:"kubeVersion"`
 }
 
-// LocalUpClusterExists is hack/local-up.sh's exit status when it runs with
+// LocalUpClusterExists is hack/cluster/local-up.sh's exit status when it runs with
 // KIT_FRESH=1 and the cluster already exists: it creates a new cluster or nothing,
 // and leaves the existing one as it is.
 const LocalUpClusterExists = 3
@@ -43,7 +43,7 @@ const localContextPrefix = "kwok-"
 // cluster has no ClusterInfo, and no audit log the tests can read.
 var ErrNotLocalCluster = errors.New("the audit log exists only on the kit's local cluster (make local-up), not on kind or other clusters")
 
-// ClusterInfoPath returns where hack/local-up.sh writes the ClusterInfo of the
+// ClusterInfoPath returns where hack/cluster/local-up.sh writes the ClusterInfo of the
 // local cluster called name, for the kit whose top folder is root:
 // <root>/_output/cluster-<name>.json.
 func ClusterInfoPath(root, name string) string {
@@ -57,7 +57,7 @@ func ReadClusterInfo(path string) (ClusterInfo, error) {
 	var info ClusterInfo
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return info, fmt.Errorf("no %s: hack/local-up.sh writes it each time it starts or finds the cluster running; "+
+		return info, fmt.Errorf("no %s: hack/cluster/local-up.sh writes it each time it starts or finds the cluster running; "+
 			"run it again (make local-up for the cluster controller-kit)", path)
 	}
 	if err != nil {

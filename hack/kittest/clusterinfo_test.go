@@ -25,7 +25,7 @@ func kubeconfigWithContext(t *testing.T, ctx string) string {
 	return path
 }
 
-// clusterInfoJSON is a file as hack/local-up.sh writes it.
+// clusterInfoJSON is a file as hack/cluster/local-up.sh writes it.
 const clusterInfoJSON = `{
   "name": "controller-kit-test",
   "context": "kwok-controller-kit-test",

@@ -31,12 +31,12 @@ type cluster struct {
 
 // startCluster deletes any cluster left over by an earlier run, then creates a
 // new one with room for pods Pods, through the scripts of `make local-up`
-// (hack/local-up.sh with KIT_FRESH=1 creates a new cluster or fails), and reads
+// (hack/cluster/local-up.sh with KIT_FRESH=1 creates a new cluster or fails), and reads
 // its paths from the file local-up.sh writes.
 func startCluster(root string, pods int) (*cluster, error) {
 	c := &cluster{root: root}
 	if out, err := c.script("local-down.sh"); err != nil {
-		return nil, fmt.Errorf("hack/local-down.sh: %w\n%s", err, out)
+		return nil, fmt.Errorf("hack/cluster/local-down.sh: %w\n%s", err, out)
 	}
 	nodes := pods/podsPerNode + 2
 	fmt.Printf("starting the local cluster %s with %d kwok nodes\n", *clusterName, nodes)
@@ -44,10 +44,10 @@ func startCluster(root string, pods int) (*cluster, error) {
 	out, err := c.script("local-up.sh", "KIT_NODES="+strconv.Itoa(nodes), "KIT_FRESH=1")
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == kittest.LocalUpClusterExists {
-		return nil, fmt.Errorf("the cluster %s from an earlier run was not deleted (hack/local-down.sh):\n%s", *clusterName, out)
+		return nil, fmt.Errorf("the cluster %s from an earlier run was not deleted (hack/cluster/local-down.sh):\n%s", *clusterName, out)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("hack/local-up.sh: %w\n%s", err, out)
+		return nil, fmt.Errorf("hack/cluster/local-up.sh: %w\n%s", err, out)
 	}
 	if c.info, err = kittest.ReadClusterInfo(kittest.ClusterInfoPath(root, *clusterName)); err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (c *cluster) stop() {
 // script runs one of the kit's cluster scripts on the suite's cluster, with env
 // added to the environment, and returns its combined output.
 func (c *cluster) script(name string, env ...string) ([]byte, error) {
-	cmd := exec.Command(filepath.Join(c.root, "hack", name))
+	cmd := exec.Command(filepath.Join(c.root, "hack", "cluster", name))
 	cmd.Env = append(append(os.Environ(), "KIT_CLUSTER="+*clusterName), env...)
 	return cmd.CombinedOutput()
 }

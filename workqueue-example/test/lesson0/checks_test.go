@@ -11,7 +11,7 @@ const lesson = "docs/lessons/00-reading-kubernetes.md"
 // has no Reconciler to write: both checks are exercises that add a flag to
 // workqueue-example, so the tier as shipped (stub or reference Reconciler
 // alike) fails both, and `make check LESSON=0` runs both unless EXERCISE names
-// one (hack/kittest/cmd/check/lessons.go marks the lesson so).
+// one (hack/check/lessons.go marks the lesson so).
 var checks = []kittest.Check{
 	{
 		Test:      "TestExerciseProfileFlagWritesTheAskedProfileOnShutdown",

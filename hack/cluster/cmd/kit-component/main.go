@@ -1,5 +1,5 @@
 // Command kit-component stops or starts one component of a kit local cluster
-// (one that hack/local-up.sh created with kwokctl's binary runtime), through
+// (one that hack/cluster/local-up.sh created with kwokctl's binary runtime), through
 // kwokctl's own runtime library, for tests that need an outage of one component
 // only: `kwokctl stop cluster` stops all of them, etcd included.
 //
@@ -21,7 +21,7 @@ import (
 
 	"sigs.k8s.io/kwok/pkg/config"
 	"sigs.k8s.io/kwok/pkg/kwokctl/runtime"
-	_ "sigs.k8s.io/kwok/pkg/kwokctl/runtime/binary" // the runtime hack/local-up.sh uses
+	_ "sigs.k8s.io/kwok/pkg/kwokctl/runtime/binary" // the runtime hack/cluster/local-up.sh uses
 	utilspath "sigs.k8s.io/kwok/pkg/utils/path"
 )
 
@@ -54,7 +54,7 @@ func main() {
 func run(ctx context.Context, cluster, verb, component string) error {
 	rt, err := runtime.DefaultRegistry.Load(ctx, cluster, utilspath.Join(config.ClustersDir, cluster))
 	if err != nil {
-		return fmt.Errorf("loading the cluster %q from %s (is it running? hack/local-up.sh with KIT_CLUSTER=%s): %w",
+		return fmt.Errorf("loading the cluster %q from %s (is it running? hack/cluster/local-up.sh with KIT_CLUSTER=%s): %w",
 			cluster, config.ClustersDir, cluster, err)
 	}
 	if _, err := rt.GetComponent(ctx, component); err != nil {

@@ -8,8 +8,8 @@
 // one line per problem, with the page, the line and what to do, and exits 1 when
 // there is any. `make verify-docs` at the repository root runs it:
 //
-//	go run ./hack/kittest/cmd/jadocs            # from the repository root
-//	go run ./hack/kittest/cmd/jadocs -root DIR  # another copy of the docs
+//	go run ./hack/jadocs            # from the repository root
+//	go run ./hack/jadocs -root DIR  # another copy of the docs
 //
 // The files, in reading order: pairs.go (the table of English pages and their
 // twins, the one place that names them), markdown.go (what the checks read in a

@@ -3,7 +3,7 @@
 # and its state under _output/kwok removed, with the cluster's file that local-up.sh
 # wrote ($KIT_CLUSTER_INFO). Idempotent.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 # The file goes first: from here on, no program may take the cluster for running.
 rm -f "$KIT_CLUSTER_INFO"

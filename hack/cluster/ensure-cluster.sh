@@ -4,7 +4,7 @@
 # Otherwise the kit kubeconfig is used: the cluster it points at now (local or kind)
 # if that answers, else a freshly started local cluster.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 "$KIT_ROOT/hack/build-bins.sh" kubectl
 target=${KUBECONFIG:-$KIT_KUBECONFIG}
@@ -14,7 +14,7 @@ if kit_cluster_reachable "$target"; then
 	# A local cluster started before local-up.sh wrote its cluster file (the checks
 	# read the audit log's path there): local-up.sh on a running cluster only writes it.
 	if [ "$target" = "$KIT_KUBECONFIG" ] && [ "$context" = "kwok-$KIT_CLUSTER" ] && [ ! -f "$KIT_CLUSTER_INFO" ]; then
-		"$KIT_ROOT/hack/local-up.sh" >/dev/null
+		"$KIT_ROOT/hack/cluster/local-up.sh" >/dev/null
 	fi
 	exit 0
 fi
@@ -26,4 +26,4 @@ MSG
 	exit 1
 fi
 kit_log "no kit cluster answers at $KIT_KUBECONFIG; starting the local cluster"
-exec "$KIT_ROOT/hack/local-up.sh"
+exec "$KIT_ROOT/hack/cluster/local-up.sh"

@@ -10,7 +10,7 @@
 # from the Go module proxy, as any build of the kit would; offline with a cold
 # cache it fails, and says why.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/controlplane"
+cd "$(dirname "${BASH_SOURCE[0]}")"
 
 if ! version=$(GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes) || [ -z "$version" ]; then
 	echo "kube-version: cannot read the version of k8s.io/kubernetes from hack/controlplane/go.mod (go list -m failed; its error is above)" >&2

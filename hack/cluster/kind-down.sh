@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kind-down.sh deletes the kind cluster 'controller-kit'. Idempotent.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 if ! command -v docker >/dev/null 2>&1 || ! timeout 2 docker info >/dev/null 2>&1; then
 	kit_log "no Docker engine, so no kind cluster to delete; nothing to do"

@@ -12,7 +12,7 @@
 #     exists, running or not, it leaves it as it is and exits 3.
 # Exit status: 0 the cluster is up; 3 KIT_FRESH=1 and the cluster exists; 1 any failure.
 set -Eeuo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 # exit_cluster_exists is the exit status under KIT_FRESH=1 when the cluster exists.
 readonly exit_cluster_exists=3
@@ -25,7 +25,7 @@ trap 'exit 1' ERR
 
 kwokctl() { "$KIT_BIN/kwokctl" "$@"; }
 ctx="kwok-$KIT_CLUSTER"
-kube_version=$("$KIT_ROOT/hack/kube-version.sh")
+kube_version=$("$KIT_ROOT/hack/controlplane/kube-version.sh")
 
 # json_string S prints S as a JSON string: quotes and backslashes escaped (the
 # kit's names and paths hold no control characters).
@@ -52,7 +52,7 @@ JSON
 
 if kit_listed "$KIT_CLUSTER" kwokctl get clusters; then
 	if [ "${KIT_FRESH:-}" = 1 ]; then
-		echo "local-up: KIT_FRESH=1, and local cluster '$KIT_CLUSTER' already exists; it is left as it is (delete it with hack/local-down.sh first)" >&2
+		echo "local-up: KIT_FRESH=1, and local cluster '$KIT_CLUSTER' already exists; it is left as it is (delete it with hack/cluster/local-down.sh first)" >&2
 		exit "$exit_cluster_exists"
 	fi
 	if kit_kubectl --context "$ctx" --request-timeout=3s get --raw /readyz >/dev/null 2>&1; then
@@ -64,14 +64,14 @@ if kit_listed "$KIT_CLUSTER" kwokctl get clusters; then
 	fi
 	# kwokctl stop+start leaves kwok's node leases stuck for minutes; recreate instead.
 	kit_log "local cluster '$KIT_CLUSTER' exists but does not answer; deleting it to recreate"
-	"$KIT_ROOT/hack/local-down.sh"
+	"$KIT_ROOT/hack/cluster/local-down.sh"
 fi
 
 mkdir -p "$KIT_OUT"
 config="$KIT_OUT/kwokctl-$KIT_CLUSTER.yaml"
 create_log="$KIT_OUT/kwokctl-create-$KIT_CLUSTER.log"
-sed -e "s|@BIN@|$KIT_BIN|g" -e "s|@HACK@|$KIT_ROOT/hack|g" -e "s|@KUBE_VERSION@|$kube_version|g" \
-	"$KIT_ROOT/hack/kwokctl.yaml" >"$config"
+sed -e "s|@BIN@|$KIT_BIN|g" -e "s|@HACK@|$KIT_ROOT/hack/cluster|g" -e "s|@KUBE_VERSION@|$kube_version|g" \
+	"$KIT_ROOT/hack/cluster/kwokctl.yaml" >"$config"
 
 kit_log "creating local cluster '$KIT_CLUSTER' (kwokctl --runtime binary, 127.0.0.1 only)"
 # Ctrl-C reaches kwokctl too, which then fails: say so plainly (not kwokctl's
@@ -95,7 +95,7 @@ kwokctl create cluster --name "$KIT_CLUSTER" --config "$config" \
 if $have_flock; then flock -u 9; fi
 if $interrupted; then
 	kit_log "interrupted: deleting the local cluster '$KIT_CLUSTER' that was being created"
-	"$KIT_ROOT/hack/local-down.sh" >/dev/null 2>&1 || true
+	"$KIT_ROOT/hack/cluster/local-down.sh" >/dev/null 2>&1 || true
 	exit 130
 fi
 [ "$created" -eq 0 ] || {
