@@ -19,16 +19,12 @@ KUBE_VERSION := $(shell "$(KIT_ROOT)/hack/controlplane/kube-version.sh")
 ifeq ($(KUBE_VERSION),)
 $(error hack/controlplane/kube-version.sh could not read the Kubernetes version; its error is above)
 endif
-# The kit kubeconfig (local cluster or kind) of the cluster KIT_CLUSTER names, as
-# hack/lib.sh finds it: _output/kubeconfig for the default name, controller-kit,
-# _output/kubeconfig-NAME for another. A KUBECONFIG already set in the environment
-# wins, so a learner's own cluster is used as it is.
+# The kit kubeconfig (local cluster or kind) of the cluster KIT_CLUSTER names, taken
+# from hack/lib.sh, the one place the rule is written (_output/kubeconfig for the
+# default name, controller-kit; _output/kubeconfig-NAME for another). A KUBECONFIG
+# already set in the environment wins, so a learner's own cluster is used as it is.
 KIT_CLUSTER ?= controller-kit
-ifeq ($(KIT_CLUSTER),controller-kit)
-KIT_KUBECONFIG := $(KIT_OUT)/kubeconfig
-else
-KIT_KUBECONFIG := $(KIT_OUT)/kubeconfig-$(KIT_CLUSTER)
-endif
+KIT_KUBECONFIG := $(shell KIT_CLUSTER='$(KIT_CLUSTER)' bash -c 'source "$$0/hack/lib.sh" && echo "$$KIT_KUBECONFIG"' "$(KIT_ROOT)")
 KUBECONFIG ?= $(KIT_KUBECONFIG)
 # envtest finds kube-apiserver and etcd here (setup-envtest's store layout, no download).
 KUBEBUILDER_ASSETS := $(KIT_BIN)/k8s/$(patsubst v%,%,$(KUBE_VERSION))-$(shell go env GOOS)-$(shell go env GOARCH)

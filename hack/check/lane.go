@@ -26,7 +26,7 @@ import (
 // Steps run one after another: lessons 1 and 3 watch every namespace, and two
 // controllers of one lesson at once would do each other's work.
 func runLane(o options, w io.Writer) (int, error) {
-	lesson, err := findLesson(o.lesson)
+	lesson, err := findLesson(o.root, o.lesson)
 	if err != nil {
 		return 0, err
 	}
@@ -37,8 +37,8 @@ func runLane(o options, w io.Writer) (int, error) {
 		var what string
 		switch step {
 		case "e2e":
-			if lesson.onlyExercises {
-				fmt.Fprintf(w, "lesson %s has no e2e suite of its own: its checks are exercises (steps stub and solution)\n", lesson.number)
+			if lesson.OnlyExercises {
+				fmt.Fprintf(w, "lesson %s has no e2e suite of its own: its checks are exercises (steps stub and solution)\n", lesson.Number)
 				continue
 			}
 			what = "the e2e suite passes with the reference"
@@ -47,7 +47,7 @@ func runLane(o options, w io.Writer) (int, error) {
 			// Each wait gets 20 s: the stub never converges, and the waits it
 			// must pass (a Lease handover after a release) take a second or two.
 			what = "the stub fails exactly the checks it should"
-			ok, err = passes(options{root: o.root, lesson: lesson.number, reconciler: "stub", timeout: "20s", expectStub: true}, w)
+			ok, err = passes(options{root: o.root, lesson: lesson.Number, reconciler: "stub", timeout: "20s", expectStub: true}, w)
 		case "solution":
 			what = "every exercise's solution passes, the reference fails the exercise"
 			ok, err = solutionsHold(o.root, lesson, w)
@@ -58,17 +58,17 @@ func runLane(o options, w io.Writer) (int, error) {
 			return 0, err
 		}
 		if !ok {
-			progress("lesson %s: FAILED at step %s (%s)", lesson.number, step, what)
+			progress("lesson %s: FAILED at step %s (%s)", lesson.Number, step, what)
 			return 1, nil
 		}
-		progress("lesson %s: %s (%d s)", lesson.number, what, int(time.Since(start).Seconds()))
+		progress("lesson %s: %s (%d s)", lesson.Number, what, int(time.Since(start).Seconds()))
 	}
 	return 0, nil
 }
 
 // runE2E runs `make test-e2e` in the lesson's tier and reports whether it passed.
 func runE2E(root string, l *lesson, w io.Writer) bool {
-	cmd := exec.Command("make", "--no-print-directory", "-C", filepath.Join(root, l.tier), "test-e2e")
+	cmd := exec.Command("make", "--no-print-directory", "-C", filepath.Join(root, l.Tier), "test-e2e")
 	cmd.Stdout, cmd.Stderr = w, w
 	return cmd.Run() == nil
 }
@@ -86,18 +86,18 @@ func passes(o options, w io.Writer) (bool, error) {
 // passes every check, and the reference Reconciler fails each of the exercise's
 // checks (10 s is plenty for a wait that is meant to time out).
 func solutionsHold(root string, l *lesson, w io.Writer) (bool, error) {
-	for _, ex := range l.exercises {
-		if ok, err := passes(options{root: root, lesson: l.number, reconciler: "reference", solution: ex.name, timeout: "30s"}, w); err != nil || !ok {
+	for _, ex := range l.Exercises {
+		if ok, err := passes(options{root: root, lesson: l.Number, reconciler: "reference", solution: ex.Name, timeout: "30s"}, w); err != nil || !ok {
 			return false, err
 		}
-		fmt.Fprintf(w, ">> exercise %s against the reference (its checks must fail)\n", ex.name)
-		res, err := run(options{root: root, lesson: l.number, reconciler: "reference", exercise: ex.name, timeout: "10s", run: "TestExercise"}, w)
+		fmt.Fprintf(w, ">> exercise %s against the reference (its checks must fail)\n", ex.Name)
+		res, err := run(options{root: root, lesson: l.Number, reconciler: "reference", exercise: ex.Name, timeout: "10s", run: "TestExercise"}, w)
 		if err != nil {
 			return false, err
 		}
 		failed := 0
 		for _, c := range res.checks {
-			if c.Exercise != ex.name {
+			if c.Exercise != ex.Name {
 				continue
 			}
 			if res.status[c.Test] != "fail" {
@@ -107,7 +107,7 @@ func solutionsHold(root string, l *lesson, w io.Writer) (bool, error) {
 			failed++
 		}
 		if failed == 0 {
-			fmt.Fprintf(w, "exercise %s: no check of the suite's table belongs to it\n", ex.name)
+			fmt.Fprintf(w, "exercise %s: no check of the suite's table belongs to it\n", ex.Name)
 			return false, nil
 		}
 	}

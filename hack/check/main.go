@@ -10,8 +10,8 @@
 //	check -lesson 2 -solution service          # a reference solution, with its exercise's checks
 //	check -lesson 2 -lane e2e,stub,solution    # what make test runs for each lesson
 //
-// The files, in reading order: lessons.go (the table of lessons and exercises,
-// the one place that names them), suite.go (runs `go test -json` in the tier and
+// The files, in reading order: lessons.go (the lesson table: the suites'
+// lesson.yaml files, read through kittest.ReadLessons), suite.go (runs `go test -json` in the tier and
 // reads each test's outcome), report.go (one line per check), diagnosis.go (a
 // failing check's cause), solution.go (builds a tier with a solution patch laid
 // over it), lane.go (make test's steps per lesson) and contracts.go (every
@@ -32,7 +32,7 @@ type check = kittest.Check
 
 // options are the command line: which lesson, which Reconciler, what else to run.
 type options struct {
-	root, lesson, reconciler, exercise, solution, timeout, run, lane string
+	root, lesson, reconciler, exercise, solution, timeout, run, lane, binary string
 	// logDir is where the suite keeps each test's controller logs and refused
 	// requests (kittest.LogDirEnv); run sets it.
 	logDir                                         string
@@ -52,6 +52,7 @@ func main() {
 	flag.BoolVar(&o.verbose, "v", false, "print the full output of failed checks")
 	flag.StringVar(&o.lane, "lane", "", "make test's steps for the lesson, comma-separated, in this order: e2e (the suite with the reference), stub (-expect-stub), solution (every exercise's solution passes, the reference fails it)")
 	flag.BoolVar(&o.validate, "validate", false, "only check that -lesson, -exercise and -solution name a lesson and its exercises and that the controller has -reconciler, and exit")
+	flag.StringVar(&o.binary, "binary", "", "with -validate: the controller built already (a tier's make run builds bin/<name>), asked for -reconciler instead of building the lesson's; -lesson may then be left out")
 	flag.BoolVar(&o.verifyContracts, "verify-contracts", false, "for make verify-docs: check that every lesson states each contract its checks rely on, and exit")
 	flag.Parse()
 	if o.verifyContracts {
@@ -91,19 +92,26 @@ func main() {
 }
 
 // validate checks that the options name a lesson of the table and, when set,
-// one of its exercises as -exercise and -solution, and that the tier's controller
-// has the Reconciler -reconciler names (it builds the controller and asks it). A
-// solution's own Reconciler is checked by the suite, with the solution laid over
-// the tier. It is what make check and the run targets do before any cluster work.
+// one of its exercises as -exercise and -solution, and that the controller has
+// the Reconciler -reconciler names: the one -binary names (then -lesson may be
+// empty), else the lesson's, built into the kit's cache (make check's run then
+// reuses that build). A solution's own Reconciler is checked by the suite, with
+// the solution laid over the tier. It is what make check and the tiers' make run
+// do before any cluster work.
 func validate(o options) error {
-	l, err := findLesson(o.lesson)
+	if o.binary != "" && o.lesson == "" {
+		return kittest.RequireReconciler(o.binary, o.reconciler)
+	}
+	l, err := findLesson(o.root, o.lesson)
 	if err != nil {
 		return err
 	}
 	if o.solution == "" && o.reconciler != kittest.DefaultReconciler {
-		bin, err := kittest.CachedBinary(filepath.Join(o.root, l.tier, l.main), l.binary, "")
-		if err != nil {
-			return err
+		bin := o.binary
+		if bin == "" {
+			if bin, err = kittest.CachedBinary(filepath.Join(o.root, l.Tier, l.Main), l.Binary, ""); err != nil {
+				return err
+			}
 		}
 		if err := kittest.RequireReconciler(bin, o.reconciler); err != nil {
 			return err
@@ -113,7 +121,7 @@ func validate(o options) error {
 		if name == "" {
 			continue
 		}
-		if _, err := l.exercise(name); err != nil {
+		if _, err := l.Exercise(name); err != nil {
 			return fmt.Errorf("%s=%s: %w", flagName, name, err)
 		}
 	}

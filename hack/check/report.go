@@ -67,7 +67,7 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 	}
 	for _, name := range sortedKeys(results) {
 		if !described[name] && !hasDescribedChild(name, described) && !hasDescribedParent(name, described) {
-			problems = append(problems, fmt.Sprintf("%s (%s) has no entry in the suite's check table", name, results[name].action))
+			problems = append(problems, fmt.Sprintf("%s (%s) has no row in the suite's lesson file (lesson.yaml)", name, results[name].action))
 		}
 	}
 	fmt.Fprintf(w, "\n%d of %d checks pass", passed, passed+failed)
@@ -76,7 +76,7 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 	}
 	fmt.Fprintln(w, ".")
 	if len(problems) > 0 {
-		fmt.Fprintf(w, "\nThe check table itself needs fixing:\n  %s\n", strings.Join(problems, "\n  "))
+		fmt.Fprintf(w, "\nThe lesson file (lesson.yaml) itself needs fixing:\n  %s\n", strings.Join(problems, "\n  "))
 		if o.expectStub && strings.Contains(strings.Join(problems, "\n"), "pass against the stub") {
 			fmt.Fprintln(w, "(Or another controller on this cluster did the stub's work: one watching every namespace, such as make run-sample, must be stopped first.)")
 		}

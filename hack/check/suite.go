@@ -40,7 +40,7 @@ type result struct {
 // that ran passed (with -expect-stub: when the stub failed exactly the expected
 // checks). The error says why the suite could not be run at all.
 func run(o options, w io.Writer) (*suiteRun, error) {
-	lesson, err := findLesson(o.lesson)
+	lesson, err := findLesson(o.root, o.lesson)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	tierDir := filepath.Join(root, lesson.tier)
+	tierDir := filepath.Join(root, lesson.Tier)
 	tmp, err := os.MkdirTemp("", "kit-check-")
 	if err != nil {
 		return nil, err
@@ -57,23 +57,23 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 
 	var patch, patchPath string
 	if o.solution != "" {
-		ex, err := lesson.exercise(o.solution)
+		ex, err := lesson.Exercise(o.solution)
 		if err != nil {
 			return nil, fmt.Errorf("-solution=%q: %w", o.solution, err)
 		}
-		if patchPath, patch, err = readSolution(root, lesson.doc, o.solution); err != nil {
+		if patchPath, patch, err = readSolution(root, lesson.Doc, o.solution); err != nil {
 			return nil, err
 		}
 		// A solution that registers a Reconciler of its own is checked with that
 		// one unless another was asked for: the reference would only show that
 		// the reference lacks the exercise.
-		if ex.reconciler != "" && o.reconciler == kittest.DefaultReconciler {
-			fmt.Fprintf(w, "The solution registers its own Reconciler, %s: checking that one (RECONCILER=%s).\n", ex.reconciler, ex.reconciler)
-			o.reconciler = ex.reconciler
+		if ex.Reconciler != "" && o.reconciler == kittest.DefaultReconciler {
+			fmt.Fprintf(w, "The solution registers its own Reconciler, %s: checking that one (RECONCILER=%s).\n", ex.Reconciler, ex.Reconciler)
+			o.reconciler = ex.Reconciler
 		}
 	}
 	// What the suite keeps for a failing check's diagnosis, afresh each run.
-	o.logDir = filepath.Join(root, "_output", "check", "lesson-"+lesson.number)
+	o.logDir = filepath.Join(root, "_output", "check", "lesson-"+lesson.Number)
 	if err := os.RemoveAll(o.logDir); err != nil {
 		return nil, err
 	}
@@ -81,14 +81,13 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 		kittest.LogDirEnv+"="+o.logDir,
 		kittest.ReconcilerEnv+"="+o.reconciler,
 		kittest.TimeoutEnv+"="+o.timeout,
-		kittest.ChecksOutEnv+"="+filepath.Join(tmp, "checks.json"),
 	)
 	what := "Reconciler " + o.reconciler
 	if o.solution != "" && o.exercise == "" {
 		o.exercise = o.solution // a solution is checked with its exercise's checks
 	}
-	if lesson.onlyExercises && o.exercise == "" {
-		o.exercise = lesson.exerciseNames() // the lesson's checks are its exercises
+	if lesson.OnlyExercises && o.exercise == "" {
+		o.exercise = lesson.ExerciseNames() // the lesson's checks are its exercises
 	}
 	var overlay string
 	if o.solution != "" {
@@ -102,23 +101,23 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 		what += ", exercise " + o.exercise
 	}
 	env = append(env, kittest.ExerciseEnv+"="+o.exercise)
-	fmt.Fprintf(w, "Checking lesson %s (%s) with %s; each wait gives up after %s.\n", o.lesson, lesson.tier, what, o.timeout)
+	fmt.Fprintf(w, "Checking lesson %s (%s) with %s; each wait gives up after %s.\n", o.lesson, lesson.Tier, what, o.timeout)
 
 	start := time.Now()
 	// The controller and the suite are built once per run of this program (a
 	// lane's steps share them) into the kit's cache, where a build with nothing
 	// changed links nothing; test2json turns the suite's -test.v output into
 	// the event stream `go test -json` prints.
-	bin, err := buildOnce("controller "+lesson.number+" "+o.solution, func() (string, error) {
-		return kittest.CachedBinary(filepath.Join(tierDir, lesson.main), lesson.binary, overlay)
+	bin, err := buildOnce("controller "+lesson.Number+" "+o.solution, func() (string, error) {
+		return kittest.CachedBinary(filepath.Join(tierDir, lesson.Main), lesson.Binary, overlay)
 	})
 	if err != nil {
 		fmt.Fprintf(w, "No check ran: the controller does not compile.\n%v\n", err)
 		return &suiteRun{code: 1}, nil
 	}
 	env = append(env, kittest.BinaryEnv+"="+bin)
-	suiteDir := filepath.Join(tierDir, lesson.suiteDir())
-	testBin, err := buildOnce("suite "+lesson.number, func() (string, error) { return lesson.testBinary(tierDir) })
+	suiteDir := filepath.Join(tierDir, lesson.Suite)
+	testBin, err := buildOnce("suite "+lesson.Number, func() (string, error) { return testBinary(lesson, tierDir) })
 	if err != nil {
 		fmt.Fprintf(w, "No check ran: the suite does not compile.\n%v\n", err)
 		return &suiteRun{code: 1}, nil
@@ -142,11 +141,7 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 	results, pkgOutput := readEvents(stdout, w)
 	waitErr := cmd.Wait()
 
-	checks, err := readChecks(filepath.Join(tmp, "checks.json"))
-	if err != nil {
-		fmt.Fprintf(w, "\nThe suite did not start:\n%s\n", tail(pkgOutput, 30))
-		return &suiteRun{code: 1}, nil
-	}
+	checks := lesson.Checks
 	fmt.Fprintln(w)
 	if len(results) == 0 && waitErr != nil {
 		// TestMain stopped before any test: a build error, an unknown
@@ -215,14 +210,4 @@ func readEvents(r io.Reader, w io.Writer) (map[string]*result, []string) {
 		}
 	}
 	return results, pkgOutput
-}
-
-// readChecks reads the check table the suite wrote.
-func readChecks(path string) ([]check, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var checks []check
-	return checks, json.Unmarshal(data, &checks)
 }

@@ -9,32 +9,6 @@ import (
 	"time"
 )
 
-// The environment variables that `make check` (hack/check) sets for
-// the e2e suites it runs.
-const (
-	// TimeoutEnv, set to a Go duration such as 30s, replaces the deadline of every
-	// wait in the suites (see Deadline): a check that is going to fail then fails
-	// in seconds instead of minutes.
-	TimeoutEnv = "KIT_E2E_TIMEOUT"
-	// ChecksOutEnv names a file to which WriteChecks writes a suite's check table.
-	ChecksOutEnv = "KIT_CHECKS_OUT"
-	// ChecksOnlyEnv, set to 1, makes Suite.Run stop once it has written the check
-	// table: no build, no cluster (`make verify-docs` reads the tables this way).
-	ChecksOnlyEnv = "KIT_CHECKS_ONLY"
-	// ExerciseEnv selects the exercise checks to run (see Exercise): a name such
-	// as "service", or several separated by commas.
-	ExerciseEnv = "EXERCISE"
-	// OverlayEnv names a `go build -overlay` file: Suite.Run builds with it, and
-	// File returns the replacement it names for a non-Go file. This is how
-	// `make check SOLUTION=...` builds a tier with a reference solution (a patch
-	// in docs/solutions, applied to copies) without changing the tier's files.
-	OverlayEnv = "KIT_E2E_OVERLAY"
-	// BinaryEnv names a controller binary built already, for $KIT_E2E_OVERLAY's
-	// overlay when that is set: Suite.Run uses it instead of building one. make
-	// check builds each binary once per run and passes it on.
-	BinaryEnv = "KIT_E2E_BINARY"
-)
-
 // Deadline returns how long a suite's waits may take: def, or the duration in
 // $KIT_E2E_TIMEOUT when that is set. A working Reconciler converges in a few
 // seconds on the local cluster; def is the generous bound for a loaded machine,
@@ -68,8 +42,8 @@ func GarbageCollectionDeadline(deadline time.Duration) time.Duration {
 
 // Check describes one behaviour of a conformance suite for a learner: what it
 // means in plain words, what to try when it fails, and where the lesson
-// explains it. Each tier's test/e2e package keeps a table of them next to its
-// tests; `make check` prints one line per Check.
+// explains it. Each check suite's lesson file (see Lesson) lists them, one row
+// per test; `make check` prints one line per Check.
 type Check struct {
 	// Test is the name `go test` gives the test, e.g. "TestScalingFooScalesDeployment"
 	// or "TestGuestbookOperator/DeletedChildIsRecreated" for a subtest.
@@ -80,7 +54,8 @@ type Check struct {
 	Hint string `json:"hint"`
 	// Reread is the lesson section that explains the behaviour, as a path from
 	// the repository root with an anchor, e.g.
-	// "docs/lessons/02-sample-controller.md#7-events".
+	// "docs/lessons/02-sample-controller.md#7-events". In a lesson file an anchor
+	// alone ("#7-events") means a section of the lesson's own doc.
 	Reread string `json:"reread"`
 	// StubFails is true when the stub Reconciler lacks the behaviour, so the
 	// check must fail against it; `make test-checks` holds the suite to that.
@@ -96,25 +71,6 @@ type Check struct {
 	// sentence) in the lesson's "Your own Reconciler" section: `make verify-docs`
 	// fails otherwise, and `make check` prints them under a failing check.
 	Contracts []string `json:"contracts,omitempty"`
-}
-
-// WriteChecks writes a suite's check table as JSON to the file named by
-// $KIT_CHECKS_OUT, and does nothing when that is unset. Suites call it first
-// thing in TestMain, so `make check` knows every check even when the
-// controller then fails to build.
-func WriteChecks(checks []Check) error {
-	path := os.Getenv(ChecksOutEnv)
-	if path == "" {
-		return nil
-	}
-	data, err := json.MarshalIndent(checks, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding the check table: %w", err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		return fmt.Errorf("writing the check table for %s: %w", ChecksOutEnv, err)
-	}
-	return nil
 }
 
 // Exercise skips the test unless $EXERCISE names exercise (alone or in a comma

@@ -26,10 +26,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// AnyContextEnv names the environment variable that, set to 1, lets the e2e suites
-// run against a context that is neither the kit's local cluster nor a kind cluster.
-const AnyContextEnv = "KIT_E2E_ANY_CONTEXT"
-
 // RepoRoot returns the kit's top folder: the nearest parent of the working
 // directory that holds go.work. It panics when there is none, which only happens
 // when a suite is run from outside the kit.
@@ -46,12 +42,27 @@ func RepoRoot() string {
 }
 
 // Kubeconfig returns the path of the kubeconfig the suites use: $KUBECONFIG when
-// set, else the kit kubeconfig _output/kubeconfig.
+// set, else the kit kubeconfig of the cluster $KIT_CLUSTER names (KitKubeconfig).
 func Kubeconfig() string {
 	if p := os.Getenv("KUBECONFIG"); p != "" {
 		return p
 	}
-	return filepath.Join(RepoRoot(), "_output", "kubeconfig")
+	return KitKubeconfig(RepoRoot(), os.Getenv(ClusterEnv))
+}
+
+// DefaultCluster is the name of the kit cluster when $KIT_CLUSTER is unset.
+const DefaultCluster = "controller-kit"
+
+// KitKubeconfig returns the kit kubeconfig of the cluster called name under the
+// repository root: _output/kubeconfig for DefaultCluster (or an empty name),
+// _output/kubeconfig-NAME for any other. It is the Go copy of the rule hack/lib.sh
+// writes for the scripts and the Makefiles (KIT_KUBECONFIG); a test keeps the two
+// the same.
+func KitKubeconfig(root, name string) string {
+	if name == "" || name == DefaultCluster {
+		return filepath.Join(root, "_output", "kubeconfig")
+	}
+	return filepath.Join(root, "_output", "kubeconfig-"+name)
 }
 
 // LoadKubeconfig reads the kubeconfig the suites use and refuses a current context
@@ -115,7 +126,7 @@ func Clientset(t testing.TB) kubernetes.Interface {
 // the name. At cleanup it prints the namespace's events when the test failed (and
 // keeps the controllers' refused requests in it for `make check`, see
 // APIErrorsFile), then deletes the namespace (without waiting for it to be
-// gone). Set KIT_E2E_KEEP=1 to keep the namespace of a failed test for a look
+// gone). Set KeepEnv (KIT_E2E_KEEP) to 1 to keep the namespace of a failed test for a look
 // with kubectl.
 func Namespace(t testing.TB, cs kubernetes.Interface, prefix string) string {
 	t.Helper()
@@ -131,7 +142,7 @@ func Namespace(t testing.TB, cs kubernetes.Interface, prefix string) string {
 		if t.Failed() {
 			DumpEvents(t, cs, ns.Name)
 			recordAPIErrors(t, ns.Name, created)
-			if os.Getenv("KIT_E2E_KEEP") == "1" {
+			if os.Getenv(KeepEnv) == "1" {
 				t.Logf("keeping namespace %s (KIT_E2E_KEEP=1)", ns.Name)
 				return
 			}

@@ -10,13 +10,6 @@ import (
 	"time"
 )
 
-// LogDirEnv names a folder where the e2e suites keep what a failing check needs
-// for its diagnosis, one sub-folder per test (see TestDir): each controller's log
-// (StartProcess) and the API errors the controllers got (APIErrorsFile). `make
-// check` sets it to _output/check/lesson-N and points at it from every failing
-// check. Unset, logs go to the test's temporary folder and are deleted with it.
-const LogDirEnv = "KIT_E2E_LOG_DIR"
-
 // APIErrorsFile is the name of the file, in a test's folder under $KIT_E2E_LOG_DIR,
 // that lists as JSON ([]AuditEntry) the requests of a controller that the API
 // server refused while the test ran (response code 400 or more): a forbidden verb,

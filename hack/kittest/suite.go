@@ -2,7 +2,6 @@ package kittest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,10 +11,6 @@ import (
 	"testing"
 	"time"
 )
-
-// ReconcilerEnv names the environment variable that picks the Reconciler the e2e
-// suites run: each suite passes it to its controller's --reconciler flag.
-const ReconcilerEnv = "RECONCILER"
 
 // DefaultReconciler is the Reconciler the suites run when $RECONCILER is unset: the
 // reference Reconciler every tier registers under this name.
@@ -30,23 +25,18 @@ func Reconciler() string {
 	return DefaultReconciler
 }
 
-// Suite is a tier's e2e suite as its TestMain describes it to Run: what to build
-// and what to tell `make check`. Run fills in TierDir and Bin for the tests.
+// Suite is a tier's e2e suite as its TestMain describes it to Run: its lesson
+// file, and what to do before the tests. Run fills in the rest for the tests.
 type Suite struct {
-	// Lesson is the number `make check LESSON=` takes for this suite, e.g. "2".
-	Lesson string
-	// Checks is the suite's check table (see Check), the exercises' checks included.
-	Checks []Check
-	// Tier is the tier's folder relative to the suite's package folder, e.g. "../..".
-	Tier string
-	// Main is the controller's main package relative to the tier, e.g. "." or "cmd".
-	Main string
-	// Binary names the controller binary Run builds, e.g. "sample-controller".
-	Binary string
+	// File is the suite's lesson file (LessonFile, in the suite's folder), embedded
+	// with //go:embed: which lesson, which controller to build, the check table.
+	File []byte
 	// Setup, when not nil, runs once after the build and before any test, for what
 	// every test needs (a CRD installed); its error stops the suite.
 	Setup func() error
 
+	// Lesson is File parsed (ParseLesson), set by Run.
+	Lesson *Lesson
 	// TierDir is the absolute path of the tier, set by Run.
 	TierDir string
 	// Bin is the absolute path of the controller built for this run (under the
@@ -54,55 +44,42 @@ type Suite struct {
 	Bin string
 }
 
-// Run is the body of every tier's e2e TestMain: it writes the check table for
-// `make check` (WriteChecks; with $KIT_CHECKS_ONLY=1 that is all it does), builds the controller as a learner's `go build`
-// would (with $KIT_E2E_OVERLAY's overlay when set; CachedBinary; or takes the
-// one $KIT_E2E_BINARY names), makes sure the binary knows
-// the Reconciler under test, runs Setup, then the tests. It returns the exit code
-// for os.Exit; a suite that cannot start prints why, names the fix, and returns 1
-// before any test runs.
+// Run is the body of every tier's e2e TestMain: it reads the suite's lesson file,
+// builds the controller as a learner's `go build` would (with $KIT_E2E_OVERLAY's
+// overlay when set; CachedBinary; or takes the one $KIT_E2E_BINARY names), makes
+// sure the binary knows the Reconciler under test, runs Setup, then the tests. It
+// returns the exit code for os.Exit; a suite that cannot start prints why, names
+// the fix, and returns 1 before any test runs.
 //
-//	var suite = &kittest.Suite{Lesson: "2", Checks: checks, Tier: "../..", Main: ".", Binary: "sample-controller"}
+//	//go:embed lesson.yaml
+//	var lessonFile []byte
+//	var suite = &kittest.Suite{File: lessonFile}
 //	func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
 func (s *Suite) Run(m *testing.M) int {
-	err := s.start()
-	if errors.Is(err, errChecksOnly) {
-		return 0
-	} else if err != nil {
+	if err := s.start(); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
 	}
 	return m.Run()
 }
 
-// errChecksOnly stops start after the check table when ChecksOnlyEnv is 1.
-var errChecksOnly = errors.New("only the check table was asked for")
-
-// suiteLesson is the Lesson of the suite running in this test binary, for
+// suiteLesson is the lesson number of the suite running in this test binary, for
 // messages that name a make check command (see Exercise).
 var suiteLesson = "N"
 
 // start is everything Run does before the tests.
 func (s *Suite) start() error {
-	if s.Lesson != "" {
-		suiteLesson = s.Lesson
-	}
-	if err := WriteChecks(s.Checks); err != nil {
-		return err
-	}
-	if os.Getenv(ChecksOnlyEnv) == "1" {
-		return errChecksOnly
-	}
-	dir, err := filepath.Abs(s.Tier)
+	l, root, err := lessonHere(s.File)
 	if err != nil {
-		return err
+		return fmt.Errorf("reading the suite's lesson file: %w (embed it: //go:embed %s, Suite{File: ...})", err, LessonFile)
 	}
-	s.TierDir = dir
+	s.Lesson, suiteLesson = l, l.Number
+	s.TierDir = filepath.Join(root, l.Tier)
 	if s.Bin = os.Getenv(BinaryEnv); s.Bin != "" {
 		if _, err := os.Stat(s.Bin); err != nil {
 			return fmt.Errorf("%s=%s: %w; unset it to build the controller", BinaryEnv, s.Bin, err)
 		}
-	} else if s.Bin, err = CachedBinary(filepath.Join(dir, s.Main), s.Binary, os.Getenv(OverlayEnv)); err != nil {
+	} else if s.Bin, err = CachedBinary(filepath.Join(s.TierDir, l.Main), l.Binary, os.Getenv(OverlayEnv)); err != nil {
 		return err
 	}
 	if err := RequireReconciler(s.Bin, Reconciler()); err != nil {

@@ -11,6 +11,7 @@ package lesson0
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"io"
 	"net"
@@ -27,12 +28,18 @@ import (
 	"github.com/controller-kit/controller-kit/hack/kittest"
 )
 
+// lessonFile is this suite's row of the lesson table: which lesson it checks,
+// the controller to build and one row per check (kittest.Lesson).
+//
+//go:embed lesson.yaml
+var lessonFile []byte
+
 var (
 	// deadline bounds every wait; `make check` shortens it through $KIT_E2E_TIMEOUT.
 	deadline = kittest.Deadline(60 * time.Second)
-	// suite builds workqueue-example once for every test and tells `make check`
-	// about the checks.
-	suite = &kittest.Suite{Lesson: "0", Checks: checks, Tier: "../..", Main: ".", Binary: "workqueue-example"}
+	// suite builds workqueue-example once for every test; its checks are in
+	// lesson.yaml, which make check reads too.
+	suite = &kittest.Suite{File: lessonFile}
 )
 
 func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }

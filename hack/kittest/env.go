@@ -1,0 +1,42 @@
+package kittest
+
+// The environment variables through which `make`, `make check` (hack/check) and the
+// e2e suites talk to each other, declared here and nowhere else: the grader sets
+// them, the suites read them.
+const (
+	// ReconcilerEnv picks the Reconciler the e2e suites run: each suite passes it
+	// to its controller's --reconciler flag (see Reconciler).
+	ReconcilerEnv = "RECONCILER"
+	// ExerciseEnv selects the exercise checks to run (see Exercise): a name such
+	// as "service", or several separated by commas.
+	ExerciseEnv = "EXERCISE"
+	// TimeoutEnv, set to a Go duration such as 30s, replaces the deadline of every
+	// wait in the suites (see Deadline): a check that is going to fail then fails
+	// in seconds instead of minutes.
+	TimeoutEnv = "KIT_E2E_TIMEOUT"
+	// OverlayEnv names a `go build -overlay` file: Suite.Run builds with it, and
+	// File returns the replacement it names for a non-Go file. This is how
+	// `make check SOLUTION=...` builds a tier with a reference solution (a patch
+	// in docs/solutions, applied to copies) without changing the tier's files.
+	OverlayEnv = "KIT_E2E_OVERLAY"
+	// BinaryEnv names a controller binary built already: Suite.Run uses it
+	// instead of building one. make check builds each binary once per run and
+	// passes it on.
+	BinaryEnv = "KIT_E2E_BINARY"
+	// LogDirEnv names a folder where the e2e suites keep what a failing check
+	// needs for its diagnosis, one sub-folder per test (see TestDir): each
+	// controller's log (StartProcess) and the API errors the controllers got
+	// (APIErrorsFile). `make check` sets it to _output/check/lesson-N and points
+	// at it from every failing check. Unset, logs go to the test's temporary
+	// folder and are deleted with it.
+	LogDirEnv = "KIT_E2E_LOG_DIR"
+	// AnyContextEnv, set to 1, lets the e2e suites run against a context that is
+	// neither the kit's local cluster nor a kind cluster.
+	AnyContextEnv = "KIT_E2E_ANY_CONTEXT"
+	// KeepEnv, set to 1, keeps each test's namespace after the test, for a look
+	// with kubectl.
+	KeepEnv = "KIT_E2E_KEEP"
+	// ClusterEnv names the kit cluster (hack/lib.sh's KIT_CLUSTER, default
+	// DefaultCluster): it picks the kit kubeconfig (see KitKubeconfig).
+	ClusterEnv = "KIT_CLUSTER"
+)

@@ -1,0 +1,121 @@
+package kittest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReadLessonsReadsTheKitsTable reads the real lesson files: lessons 0-3, each
+// in its tier, every row naming a test function of its suite and a lesson page
+// that exists, so a row whose test was renamed or removed fails here and not in a
+// learner's make check.
+func TestReadLessonsReadsTheKitsTable(t *testing.T) {
+	root := RepoRoot()
+	lessons, err := ReadLessons(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"0": "workqueue-example", "1": "workqueue-example", "2": "sample-controller", "3": "kubebuilder-guestbook"}
+	if len(lessons) != len(want) {
+		t.Fatalf("got %d lessons, want %d (%v)", len(lessons), len(want), want)
+	}
+	for _, l := range lessons {
+		if want[l.Number] != l.Tier {
+			t.Errorf("lesson %s lies in tier %q, want %q", l.Number, l.Tier, want[l.Number])
+		}
+		if _, err := os.Stat(filepath.Join(root, l.Doc)); err != nil {
+			t.Errorf("lesson %s: doc: %v", l.Number, err)
+		}
+		tests := testFunctions(t, filepath.Join(root, l.Tier, l.Suite))
+		if len(l.Checks) == 0 {
+			t.Errorf("lesson %s has no checks", l.Number)
+		}
+		for _, c := range l.Checks {
+			top, _, _ := strings.Cut(c.Test, "/")
+			if !tests[top] {
+				t.Errorf("lesson %s: the row of %s names no test function of %s/%s", l.Number, c.Test, l.Tier, l.Suite)
+			}
+			if !strings.HasPrefix(c.Reread, "docs/") || !strings.Contains(c.Reread, "#") {
+				t.Errorf("lesson %s: %s: reread %q is not a docs/ page with an anchor", l.Number, c.Test, c.Reread)
+			}
+		}
+	}
+}
+
+// testFunctions returns the names of the Test functions declared in the _test.go
+// files of dir.
+func testFunctions(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, f := range files {
+		parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range parsed.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") {
+				names[fn.Name.Name] = true
+			}
+		}
+	}
+	return names
+}
+
+// TestParseLessonNamesTheFieldAtFault feeds lesson files that are wrong in one
+// way each and expects an error naming what to fix, and a right one that parses
+// with its anchor-only reread made a path into its doc.
+func TestParseLessonNamesTheFieldAtFault(t *testing.T) {
+	const good = "lesson: \"9\"\nmain: .\nbinary: ctl\ndoc: docs/lessons/09.md\nexercises:\n- name: extra\nchecks:\n" +
+		"- test: TestA\n  behaviour: a\n  hint: h\n  reread: '#run-it'\n" +
+		"- test: TestB\n  behaviour: b\n  hint: h\n  reread: docs/other.md#x\n  exercise: extra\n"
+	l, err := ParseLesson([]byte(good), "tier/test/e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Tier != "tier" || l.Suite != "test/e2e" || l.Checks[0].Reread != "docs/lessons/09.md#run-it" || l.Checks[1].Reread != "docs/other.md#x" {
+		t.Errorf("parsed %+v", l)
+	}
+	for _, tc := range []struct{ name, data, dir, want string }{
+		{"unknown field", good + "extra: 1\n", "tier/test/e2e", "extra"},
+		{"missing binary", strings.Replace(good, "binary: ctl\n", "", 1), "tier/test/e2e", "binary missing"},
+		{"a check without a hint", strings.Replace(good, "  hint: h\n", "", 1), "tier/test/e2e", "hint"},
+		{"a test twice", strings.Replace(good, "TestB", "TestA", 1), "tier/test/e2e", "one row per test"},
+		{"an unknown exercise", strings.Replace(good, "exercise: extra", "exercise: other", 1), "tier/test/e2e", `exercise "other"`},
+		{"not in a tier", good, "lonely", "<tier>/test/<suite>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseLesson([]byte(tc.data), tc.dir)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestKitKubeconfigIsLibShsRule holds the Go copy of the kubeconfig rule to the
+// one hack/lib.sh states for the scripts and Makefiles.
+func TestKitKubeconfigIsLibShsRule(t *testing.T) {
+	root := RepoRoot()
+	for _, name := range []string{"", DefaultCluster, "newcomer"} {
+		cmd := exec.Command("bash", "-c", `source hack/lib.sh && echo "$KIT_KUBECONFIG"`)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), ClusterEnv+"="+name)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := KitKubeconfig(root, name), strings.TrimSpace(string(out)); got != want {
+			t.Errorf("KitKubeconfig(%q) = %s, hack/lib.sh says %s", name, got, want)
+		}
+	}
+}
