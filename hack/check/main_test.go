@@ -67,7 +67,7 @@ func TestReportExpectStubHoldsTheTableToTheRun(t *testing.T) {
 		{"as expected", map[string]string{"TestMissing": "fail", "TestPresent": "pass", "TestExtra": "skip"}, 0, "exactly the checks"},
 		{"a check that cannot fail", map[string]string{"TestMissing": "pass", "TestPresent": "pass", "TestExtra": "skip"}, 1, "should fail"},
 		{"an unexpected failure", map[string]string{"TestMissing": "fail", "TestPresent": "fail", "TestExtra": "skip"}, 1, "should pass"},
-		{"a test without a table entry", map[string]string{"TestMissing": "fail", "TestPresent": "pass", "TestExtra": "skip", "TestNew": "pass"}, 1, "TestNew (pass) has no entry"},
+		{"a test without a table entry", map[string]string{"TestMissing": "fail", "TestPresent": "pass", "TestExtra": "skip", "TestNew": "pass"}, 1, "TestNew (pass) has no row"},
 		{"a table entry without a test", map[string]string{"TestMissing": "fail", "TestExtra": "skip"}, 1, "TestPresent: no such test ran"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
