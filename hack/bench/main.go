@@ -23,6 +23,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/controller-kit/controller-kit/hack/kittest"
 )
 
 // options are the command's flags, plus paths derived from them.
@@ -175,8 +177,11 @@ func scenarios(o options) (map[string]func(n int) (result, error), error) {
 		return nil, fmt.Errorf("locate k8s.io/sample-controller in the module cache: %w", err)
 	}
 	foo := controllerScenario{
-		gvr: fooGVR, crdName: "foos.samplecontroller.k8s.io",
-		newObject: newFoo, deploymentsPer: 1, ready: fooAvailable, podsPer: 1,
+		gvr: kittest.FooGVR, crdName: "foos.samplecontroller.k8s.io",
+		newObject: func(namespace string, i int) *unstructured.Unstructured {
+			return kittest.NewFoo(namespace, i, 1) // one replica: the rollout is part of the figure
+		},
+		deploymentsPer: 1, ready: fooAvailable, podsPer: 1,
 	}
 	ours := foo
 	ours.name, ours.bin, ours.crdPath = "ours", filepath.Join(bin, "sample-controller"), o.oursCRD

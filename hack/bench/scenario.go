@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -40,8 +39,6 @@ const (
 	// progressEvery is how often a burst prints how far it has come.
 	progressEvery = 15 * time.Second
 )
-
-var fooGVR = schema.GroupVersionResource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"}
 
 // result is one scenario run. Durations are seconds since the first create of the burst.
 type result struct {
@@ -201,7 +198,7 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 	args := s.args(c.kubeconfig)
 	var metricsURL string
 	if s.metricsArgs != nil {
-		addr, err := freeAddress()
+		addr, err := kittest.FreeAddressE()
 		if err != nil {
 			return res, err
 		}
@@ -236,7 +233,7 @@ func (s controllerScenario) run(o options, n int) (result, error) {
 	ready.begin(start)
 	stopProgress := progress(say, start, counter{"Deployments", deployments}, counter{"converged", ready})
 	defer stopProgress()
-	if err := forEach(ctx, n, createWorkers, func(ctx context.Context, i int) error {
+	if err := kittest.ForEach(ctx, n, createWorkers, func(ctx context.Context, i int) error {
 		_, err := c.dyn.Resource(s.gvr).Namespace(benchNamespace).Create(ctx, s.newObject(benchNamespace, i), metav1.CreateOptions{})
 		return err
 	}); err != nil {
@@ -408,16 +405,6 @@ func (w *metricsWatch) stop(ctx context.Context) (wait, peak *float64, err error
 	return &total, &w.peak, nil
 }
 
-// freeAddress returns a 127.0.0.1 address with a port nobody listens on now.
-func freeAddress() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
 // warmUp creates one object in the warm-up namespace and waits for its Deployments.
 func warmUp(ctx context.Context, c *cluster, s controllerScenario) error {
 	if _, err := c.dyn.Resource(s.gvr).Namespace(warmupNamespace).Create(ctx, s.newObject(warmupNamespace, 0), metav1.CreateOptions{}); err != nil {
@@ -461,54 +448,8 @@ func markReady(t *tracker, ready func(*unstructured.Unstructured) bool, obj any)
 	}
 }
 
-// forEach calls fn for 0..n-1 from the given number of goroutines; the first error
-// stops it and is returned.
-func forEach(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
-	items := make(chan int)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := range items {
-				if err := fn(ctx, i); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	for i := range n {
-		select {
-		case items <- i:
-		case err := <-errs:
-			close(items)
-			wg.Wait()
-			return err
-		}
-	}
-	close(items)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
-	}
-}
-
 // nodesFor sizes the cluster: one kwok node takes 110 pods; keep headroom.
 func nodesFor(pods int) int { return max(3, pods/100+2) }
-
-// newFoo is a Foo of the burst: one replica, a Deployment named after it.
-func newFoo(namespace string, i int) *unstructured.Unstructured {
-	name := fmt.Sprintf("foo-%04d", i)
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "samplecontroller.k8s.io/v1alpha1",
-		"kind":       "Foo",
-		"metadata":   map[string]any{"name": name, "namespace": namespace},
-		"spec":       map[string]any{"deploymentName": name, "replicas": int64(1)},
-	}}
-}
 
 // fooAvailable: the Foo reports as many available replicas as it asks for.
 func fooAvailable(u *unstructured.Unstructured) bool {
@@ -543,12 +484,8 @@ func runFloor(o options, n int) (result, error) {
 	ctx, cancel := waitCtx(o.timeout)
 	defer cancel()
 	say("creating %d Foos before the clock starts", n)
-	foos := make([]*unstructured.Unstructured, n)
-	if err := forEach(ctx, n, createWorkers, func(ctx context.Context, i int) error {
-		var err error
-		foos[i], err = c.dyn.Resource(fooGVR).Namespace(benchNamespace).Create(ctx, newFoo(benchNamespace, i), metav1.CreateOptions{})
-		return err
-	}); err != nil {
+	foos, err := kittest.CreateFoos(ctx, c.dyn, benchNamespace, n, 1, createWorkers)
+	if err != nil {
 		return res, err
 	}
 	deployments, available := newTracker(n), newTracker(n)
@@ -560,7 +497,7 @@ func runFloor(o options, n int) (result, error) {
 	available.begin(start)
 	stopProgress := progress(say, start, counter{"Deployments", deployments}, counter{"available", available})
 	defer stopProgress()
-	if err := forEach(ctx, n, o.workers, func(ctx context.Context, i int) error {
+	if err := kittest.ForEach(ctx, n, o.workers, func(ctx context.Context, i int) error {
 		return floorWrites(ctx, c, foos[i])
 	}); err != nil {
 		return res, err
@@ -612,6 +549,6 @@ func floorWrites(ctx context.Context, c *cluster, foo *unstructured.Unstructured
 	if err := unstructured.SetNestedField(foo.Object, int64(0), "status", "availableReplicas"); err != nil {
 		return err
 	}
-	_, err := c.dyn.Resource(fooGVR).Namespace(foo.GetNamespace()).UpdateStatus(ctx, foo, metav1.UpdateOptions{FieldManager: "floor"})
+	_, err := c.dyn.Resource(kittest.FooGVR).Namespace(foo.GetNamespace()).UpdateStatus(ctx, foo, metav1.UpdateOptions{FieldManager: "floor"})
 	return err
 }

@@ -165,14 +165,30 @@ func GetOK(ctx context.Context, url string) error {
 	return nil
 }
 
-// FreeAddress returns a 127.0.0.1 address with a port nobody listens on now,
-// for a controller's --metrics-bind-address.
+// FreeAddress returns a 127.0.0.1 host:port that nobody listens on now, for
+// a controller's --metrics-bind-address or a webhook's port; the test fails
+// at once if there is none (FreeAddressE says how it is found and the race it
+// leaves open).
 func FreeAddress(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := FreeAddressE()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return addr
+}
+
+// FreeAddressE is FreeAddress without a test (the bench uses it): it listens
+// on 127.0.0.1 port 0, reads the port the kernel picked and closes the
+// listener. That leaves a race open: another process may take the port
+// between this return and the controller's own listen, which then fails with
+// "address already in use" (the controller exits; run again). The error is
+// net.Listen's, when 127.0.0.1 takes no listener.
+func FreeAddressE() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("cannot find a free port on 127.0.0.1: %w", err)
+	}
 	defer l.Close()
-	return l.Addr().String()
+	return l.Addr().String(), nil
 }

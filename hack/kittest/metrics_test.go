@@ -3,6 +3,7 @@ package kittest
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -118,4 +119,17 @@ func TestCheckLoopWantsAnIdleQueueAndEveryReconcileCounted(t *testing.T) {
 	if _, err := Scrape(context.Background(), "http://127.0.0.1:1/metrics"); err == nil {
 		t.Error("Scrape of an address nobody listens on returned no error")
 	}
+}
+
+func TestFreeAddressIsALoopbackPortFreeToListenOn(t *testing.T) {
+	addr := FreeAddress(t)
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host != "127.0.0.1" || port == "0" {
+		t.Fatalf("FreeAddress = %q (%v), want 127.0.0.1:<a port other than 0>", addr, err)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listening on %s, which FreeAddress returned: %v", addr, err)
+	}
+	_ = l.Close()
 }

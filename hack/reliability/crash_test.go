@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/controller-kit/controller-kit/hack/kittest"
@@ -41,6 +41,10 @@ func TestFooBurstSurvivesControllerCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dyn, err := dynamic.NewForConfig(kittest.Config(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ns := kittest.Namespace(t, cs, "crash-foo")
 	ctx := context.Background()
 	started := time.Now()
@@ -49,7 +53,7 @@ func TestFooBurstSurvivesControllerCrash(t *testing.T) {
 	// list them either way.
 	first := startSampleController(t, "controller-killed", ns)
 	third := deploymentsReach(t, cs, ns, max(n/3, 1))
-	if err := createFoos(ctx, fooClient, ns, n); err != nil {
+	if _, err := kittest.CreateFoos(ctx, dyn, ns, n, 1, createWorkers); err != nil {
 		t.Fatalf("creating %d Foos: %v", n, err)
 	}
 	select {
@@ -163,9 +167,6 @@ func startSampleController(t *testing.T, name, namespace string, extra ...string
 	return kittest.StartProcess(t, name, sampleControllerBin, args...)
 }
 
-// fooName is the name of the burst's i-th object.
-func fooName(i int) string { return fmt.Sprintf("foo-%04d", i) }
-
 // deploymentsReach watches the Deployments of namespace and returns a channel
 // closed once at least n have been created (it starts watching before it
 // returns, so nothing created afterwards is missed). The watch ends with the test.
@@ -190,41 +191,4 @@ func deploymentsReach(t *testing.T, cs kubernetes.Interface, namespace string, n
 		}
 	}()
 	return reached
-}
-
-// forEach runs do(ctx, i) for i in [0, n) on createWorkers goroutines and
-// returns the first error.
-func forEach(ctx context.Context, n int, do func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	next := make(chan int)
-	errs := make(chan error, createWorkers)
-	var wg sync.WaitGroup
-	for range createWorkers {
-		wg.Go(func() {
-			for i := range next {
-				if err := do(ctx, i); err != nil {
-					errs <- err
-					cancel()
-					return
-				}
-			}
-		})
-	}
-feed:
-	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
-	}
 }

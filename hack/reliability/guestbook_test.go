@@ -173,7 +173,7 @@ func TestGuestbookBurstSurvivesManagerCrash(t *testing.T) {
 
 	first := startManager(t, "manager-killed")
 	third := deploymentsReach(t, cs, ns, max(n, 1)) // three Deployments per Guestbook: a third of them
-	if err := forEach(ctx, n, func(ctx context.Context, i int) error {
+	if err := kittest.ForEach(ctx, n, createWorkers, func(ctx context.Context, i int) error {
 		return c.Create(ctx, newGuestbook(ns, guestbookName(i)))
 	}); err != nil {
 		t.Fatalf("creating %d Guestbooks: %v", n, err)

@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
@@ -203,17 +204,6 @@ func leaseHolder(ctx context.Context, cs kubernetes.Interface, namespace, name s
 	return ptr.Deref(lease.Spec.HolderIdentity, ""), nil
 }
 
-// createFoos creates Foos named foo-0000 ... in namespace, one replica each.
-func createFoos(ctx context.Context, c versioned.Interface, namespace string, n int) error {
-	return forEach(ctx, n, func(ctx context.Context, i int) error {
-		_, err := c.SamplecontrollerV1alpha1().Foos(namespace).Create(ctx, &samplev1alpha1.Foo{
-			ObjectMeta: metav1.ObjectMeta{Name: fooName(i)},
-			Spec:       samplev1alpha1.FooSpec{DeploymentName: fooName(i), Replicas: ptr.To[int32](1)},
-		}, metav1.CreateOptions{})
-		return err
-	})
-}
-
 // foosConverged reports whether every Foo of namespace has seen its latest spec
 // and has all its replicas available.
 func foosConverged(ctx context.Context, c versioned.Interface, namespace string) (bool, error) {
@@ -256,6 +246,10 @@ func TestControllersRideOutAnAPIServerOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dyn, err := dynamic.NewForConfig(kittest.Config(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	gbClient := newGuestbookClient(t)
 	ctx := context.Background()
 	plainNS := kittest.Namespace(t, cs, "outage-foo")
@@ -270,7 +264,7 @@ func TestControllersRideOutAnAPIServerOutage(t *testing.T) {
 	manager := startManager(t, "manager-plain")
 
 	for _, ns := range []string{plainNS, electedNS} {
-		if err := createFoos(ctx, fooClient, ns, perNamespace); err != nil {
+		if _, err := kittest.CreateFoos(ctx, dyn, ns, perNamespace, 1, createWorkers); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -356,12 +350,12 @@ func TestControllersRideOutAnAPIServerOutage(t *testing.T) {
 	// have re-established their watches yet.
 	scale := func(ns string) {
 		t.Helper()
-		if _, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Patch(ctx, fooName(0), "application/merge-patch+json",
+		if _, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Patch(ctx, kittest.FooName(0), "application/merge-patch+json",
 			[]byte(`{"spec":{"replicas":3}}`), metav1.PatchOptions{}); err != nil {
-			t.Fatalf("scaling Foo %s/%s: %v", ns, fooName(0), err)
+			t.Fatalf("scaling Foo %s/%s: %v", ns, kittest.FooName(0), err)
 		}
-		if err := cs.AppsV1().Deployments(ns).Delete(ctx, fooName(1), metav1.DeleteOptions{}); err != nil {
-			t.Fatalf("deleting Deployment %s/%s: %v", ns, fooName(1), err)
+		if err := cs.AppsV1().Deployments(ns).Delete(ctx, kittest.FooName(1), metav1.DeleteOptions{}); err != nil {
+			t.Fatalf("deleting Deployment %s/%s: %v", ns, kittest.FooName(1), err)
 		}
 	}
 	scale(plainNS)
@@ -393,12 +387,12 @@ func TestControllersRideOutAnAPIServerOutage(t *testing.T) {
 	}
 	// The scaled Foo's Deployment has 3 replicas, the deleted one is back.
 	for _, ns := range []string{plainNS, electedNS} {
-		d, err := cs.AppsV1().Deployments(ns).Get(ctx, fooName(0), metav1.GetOptions{})
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, kittest.FooName(0), metav1.GetOptions{})
 		if err != nil || ptr.Deref(d.Spec.Replicas, 0) != 3 {
-			t.Errorf("Deployment %s/%s after scaling its Foo to 3: %v, replicas %v", ns, fooName(0), err, d.Spec.Replicas)
+			t.Errorf("Deployment %s/%s after scaling its Foo to 3: %v, replicas %v", ns, kittest.FooName(0), err, d.Spec.Replicas)
 		}
-		if _, err := cs.AppsV1().Deployments(ns).Get(ctx, fooName(1), metav1.GetOptions{}); err != nil {
-			t.Errorf("Deployment %s/%s deleted by hand after the outage was not recreated: %v", ns, fooName(1), err)
+		if _, err := cs.AppsV1().Deployments(ns).Get(ctx, kittest.FooName(1), metav1.GetOptions{}); err != nil {
+			t.Errorf("Deployment %s/%s deleted by hand after the outage was not recreated: %v", ns, kittest.FooName(1), err)
 		}
 	}
 

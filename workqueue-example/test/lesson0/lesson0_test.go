@@ -14,7 +14,6 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -154,7 +153,7 @@ func TestExerciseProfileFlagWritesTheAskedProfileOnShutdown(t *testing.T) {
 // --contention-profiling, one with the defaults, one with --profiling=false.
 func TestExercisePprofEndpointServesLiveProfiles(t *testing.T) {
 	kittest.Exercise(t, "pprof")
-	withAddr, defaultAddr, offAddr := freeAddress(t), freeAddress(t), freeAddress(t)
+	withAddr, defaultAddr, offAddr := kittest.FreeAddress(t), kittest.FreeAddress(t), kittest.FreeAddress(t)
 	with := startController(t, "workqueue-example-contention", "--metrics-bind-address="+withAddr, "--contention-profiling")
 	byDefault := startController(t, "workqueue-example", "--metrics-bind-address="+defaultAddr)
 	off := startController(t, "workqueue-example-no-profiling", "--metrics-bind-address="+offAddr, "--profiling=false")
@@ -261,17 +260,6 @@ func checkKind(prof *profile.Profile, kind profileKind) error {
 		return fmt.Errorf("a %s profile has the period type %s; this one has %v", kind.name, kind.period, prof.PeriodType)
 	}
 	return nil
-}
-
-// freeAddress returns a 127.0.0.1 address with a port nobody listens on now.
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // waitForEndpoint waits until url answers 200 OK, failing the test at once if

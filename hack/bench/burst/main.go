@@ -3,11 +3,15 @@
 // namespace only), creates N Foos at once, and reports when every Foo has its
 // Deployment and when every Foo's status is written. The namespace is deleted
 // at the end. The Foos ask for 0 replicas, so the figure is the controller's
-// (and the API server's), not the scheduler's.
+// (and the API server's), not the scheduler's. It is lesson 2's burst tool
+// (docs/lessons/02-sample-controller.md, section 11); it lives in the bench
+// module, beside make bench, and writes its Foos as unstructured objects
+// (kittest.CreateFoos), so sample-controller's own module requires no harness.
 //
-// Usage (from sample-controller/, against $KUBECONFIG; `make burst` does this):
+// Usage (from hack/bench, against $KUBECONFIG; `make -C sample-controller burst`
+// builds the controller and does this):
 //
-//	go build -o bin/sample-controller . && go run ./hack/burst -n 1000
+//	GOWORK=off go run ./burst -n 1000
 package main
 
 import (
@@ -18,24 +22,26 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/utils/ptr"
 
-	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
-	"github.com/controller-kit/controller-kit/sample-controller/pkg/generated/clientset/versioned"
+	"github.com/controller-kit/controller-kit/hack/kittest"
 )
+
+// createWorkers is how many goroutines create the burst's Foos.
+const createWorkers = 50
 
 func main() {
 	n := flag.Int("n", 1000, "How many Foos to create at once.")
-	controllerBin := flag.String("controller", "bin/sample-controller", "The controller binary to start (build it first).")
+	controllerBin := flag.String("controller", "../../sample-controller/bin/sample-controller", "The controller binary to start (build it first: make -C sample-controller build).")
 	kubeconfig := flag.String("kubeconfig", "", "Path to a kubeconfig. Empty: $KUBECONFIG, then ~/.kube/config.")
 	timeout := flag.Duration("timeout", 5*time.Minute, "Give up after this long.")
 	controllerArgs := flag.String("controller-args", "", "Extra controller flags, space-separated, e.g. \"--workers=8 --kube-api-qps=500\".")
@@ -59,8 +65,14 @@ func run(ctx context.Context, n int, controllerBin string, controllerArgs []stri
 	}
 	// The load generator must not be the bottleneck.
 	cfg.QPS, cfg.Burst = 1000, 2000
-	kubeClient := kubernetes.NewForConfigOrDie(cfg)
-	fooClient := versioned.NewForConfigOrDie(cfg)
+	kubeClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
 
 	ns, err := kubeClient.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "sample-burst-"},
@@ -90,7 +102,7 @@ func run(ctx context.Context, n int, controllerBin string, controllerArgs []stri
 	controller.Stdout, controller.Stderr = logFile, logFile
 	controller.Cancel = func() error { return controller.Process.Signal(syscall.SIGTERM) }
 	if err := controller.Start(); err != nil {
-		return fmt.Errorf("starting %s (run `go build -o bin/sample-controller .` first): %w", controllerBin, err)
+		return fmt.Errorf("starting %s (run `make -C sample-controller build` first): %w", controllerBin, err)
 	}
 	defer func() {
 		_ = controller.Process.Signal(syscall.SIGTERM)
@@ -106,7 +118,7 @@ func run(ctx context.Context, n int, controllerBin string, controllerArgs []stri
 	}
 
 	start := time.Now()
-	if err := createFoos(ctx, fooClient, namespace, n); err != nil {
+	if _, err := kittest.CreateFoos(ctx, dyn, namespace, n, 0, createWorkers); err != nil {
 		return err
 	}
 	created := time.Since(start)
@@ -126,12 +138,12 @@ func run(ctx context.Context, n int, controllerBin string, controllerArgs []stri
 			}
 			allDeployments = time.Since(start)
 		}
-		foos, err := fooClient.SamplecontrollerV1alpha1().Foos(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		foos, err := dyn.Resource(kittest.FooGVR).Namespace(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			return false, nil
 		}
 		for _, foo := range foos.Items {
-			if foo.Status.ObservedGeneration != foo.Generation {
+			if observed, _, _ := unstructured.NestedInt64(foo.Object, "status", "observedGeneration"); observed != foo.GetGeneration() {
 				return false, nil
 			}
 		}
@@ -143,35 +155,5 @@ func run(ctx context.Context, n int, controllerBin string, controllerArgs []stri
 	}
 	fmt.Printf("all %d Foos have their Deployment %s after the first create\n", n, allDeployments.Round(time.Millisecond))
 	fmt.Printf("all %d Foos have their status written %s after the first create\n", n, allStatus.Round(time.Millisecond))
-	return nil
-}
-
-// createFoos creates n Foos with 50 concurrent clients.
-func createFoos(ctx context.Context, fooClient versioned.Interface, namespace string, n int) error {
-	names := make(chan int)
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for range 50 {
-		wg.Go(func() {
-			for i := range names {
-				foo := &samplev1alpha1.Foo{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("foo-%04d", i), Namespace: namespace},
-					Spec:       samplev1alpha1.FooSpec{DeploymentName: fmt.Sprintf("foo-%04d", i), Replicas: ptr.To[int32](0)},
-				}
-				if _, err := fooClient.SamplecontrollerV1alpha1().Foos(namespace).Create(ctx, foo, metav1.CreateOptions{}); err != nil {
-					errs <- err
-				}
-			}
-		})
-	}
-	for i := range n {
-		names <- i
-	}
-	close(names)
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return fmt.Errorf("creating Foos: %w", err)
-	}
 	return nil
 }
