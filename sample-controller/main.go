@@ -285,7 +285,7 @@ func run(ctx context.Context, o options) error {
 // serveMetrics serves, on addr until stop is called, /metrics (everything
 // registered in component-base's legacyregistry, in Prometheus' text format) and
 // /debug/pprof/ (the runtime's profiles: go tool pprof reads them). It fails at
-// once when addr cannot be listened on. workqueue-example's main.go serves the
+// once when addr cannot be listened on. workqueue-example/metrics.go serves the
 // same; kube-controller-manager serves both on its secure port (compare with
 // NewBaseHandler in k8s.io/controller-manager/app/serve.go).
 func serveMetrics(logger klog.Logger, addr string) (stop func(), err error) {

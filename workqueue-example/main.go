@@ -1,26 +1,16 @@
 // Command workqueue-example is lesson 1 of controller-kit: the whole reconciliation
-// loop of a Kubernetes controller in one file.
+// loop of a Kubernetes controller in one loop file (this one), plus metrics.go, the
+// metrics and the server that show the loop running (--metrics-bind-address).
 //
 //	informer (list+watch Pods, local cache)
 //	  --event handlers--> workqueue (rate-limited, de-duplicated namespace/name keys)
 //	  --> N workers: Get key -> Reconciler.Reconcile(key)
 //	      -> Forget on success / AddRateLimited on error (drop after --max-retries) -> Done
 //
-// Read it in this order: main and withShutdownSignals, parseFlags, run (client,
-// informer, Reconciler), NewController, enqueue and onDelete (events become keys),
-// Run (cache sync, workers, shutdown), processNextWorkItem and handleResult (the
-// retry policy), then the Reconcilers at the end of the file and the reconcilers
-// map that registers them: the part a learner copies and changes.
-// docs/lessons/01-workqueue.md walks through it.
-//
-// Compare with client-go's examples/workqueue/main.go (the same loop with one
-// worker and no signal handling) and with kube-controller-manager's
-// pkg/controller/ttlafterfinished (the same worker loop) and pkg/controller/podgc.
-//
-// With --metrics-bind-address the loop can be watched as it runs: /metrics has
-// the queue's and the client's metrics under the names Kubernetes' components
-// use, and the reconciles under controller-runtime's names; /debug/pprof/ has
-// the runtime's profiles (serveMetrics).
+// It reads top to bottom in the loop's order: main, parseFlags, run, NewController
+// and enqueue, Run, processNextWorkItem and handleResult, then the Reconcilers, the
+// part you change (docs/lessons/01-workqueue.md). Compare with client-go's
+// examples/workqueue/main.go and kube-controller-manager's pkg/controller/ttlafterfinished.
 package main
 
 import (
@@ -30,16 +20,12 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"net"
-	"net/http"
-	httppprof "net/http/pprof"
 	"os"
 	"os/signal"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,17 +38,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/legacyregistry"
-	// Imported for their init functions, as kube-controller-manager imports them:
-	// one hands client-go's workqueue a MetricsProvider (workqueue.SetProvider),
-	// so every queue reports workqueue_depth, workqueue_adds_total, ... with its
-	// name as the label "name"; the other registers client-go's REST-client hooks,
-	// so every request reports rest_client_request_duration_seconds and the time it
-	// waited for the client's own rate limiter,
-	// rest_client_rate_limiter_duration_seconds. Both register in legacyregistry.
-	_ "k8s.io/component-base/metrics/prometheus/restclient"
-	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 	"k8s.io/klog/v2"
 )
 
@@ -74,54 +49,42 @@ const ControllerName = "workqueue-example"
 // Pod's status.phase (Pending, Running, Succeeded, Failed or Unknown).
 const PhaseLabel = "controller-kit.dev/phase"
 
-// options holds the command-line flags; the klog flags (-v and friends) live in klog.
+// options holds the command-line flags (parseFlags says what each means; -v is klog's).
 type options struct {
-	kubeconfig string
-	namespace  string
-	workers    int
-	maxRetries int
-	reconciler string
-	// listReconcilers asks for the names --reconciler accepts instead of a run.
-	listReconcilers bool
-	qps             float64
-	burst           int
-	// metricsAddr is where /metrics and /debug/pprof/ are served; "0" = nowhere.
-	metricsAddr string
+	kubeconfig, namespace, reconciler string
+	workers, maxRetries, burst        int
+	qps                               float64
+	listReconcilers                   bool
+	metricsAddr                       string // "0": no /metrics, no /debug/pprof/
 }
 
 func main() {
 	ctx := withShutdownSignals(context.Background())
-	if err := run(ctx, os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
+	if err := run(ctx, os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
 		klog.Background().Error(err, "Controller failed")
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 	klog.Flush()
 }
 
-// withShutdownSignals returns a context that is cancelled by the first SIGINT or
-// SIGTERM, so the controller stops taking work and lets in-flight reconciles finish.
-// A second signal exits at once, for a learner whose Ctrl-C should not wait.
+// withShutdownSignals returns a context the first SIGINT or SIGTERM cancels (no new work;
+// in-flight reconciles finish). A second signal exits at once, for an impatient Ctrl-C.
 func withShutdownSignals(parent context.Context) context.Context {
 	ctx, cancel := context.WithCancel(parent)
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		logger := klog.Background()
 		sig := <-signals
-		logger.Info("Shutting down: no new work, waiting for in-flight reconciles (signal again to exit at once)", "signal", sig.String())
+		klog.Background().Info("Shutting down: no new work, waiting for in-flight reconciles (signal again to exit at once)", "signal", sig.String())
 		cancel()
 		sig = <-signals
-		logger.Info("Second signal: exiting at once", "signal", sig.String())
+		klog.Background().Info("Second signal: exiting at once", "signal", sig.String())
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}()
 	return ctx
 }
 
-// parseFlags reads the command line into options and klog's flags. A value that
-// cannot work is an error naming the flag and what to pass instead.
+// parseFlags reads the command line; a value that cannot work is an error naming the flag and a fix.
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet(ControllerName, flag.ContinueOnError)
@@ -146,38 +109,40 @@ func parseFlags(args []string) (options, error) {
 	case o.maxRetries < 0:
 		return o, fmt.Errorf("--max-retries=%d: must be 0 (never retry) or more", o.maxRetries)
 	case reconcilers[o.reconciler] == nil:
-		return o, fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(reconcilerNames(), ", "))
+		return o, fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(slices.Sorted(maps.Keys(reconcilers)), ", "))
 	case o.qps <= 0 || o.burst < 1:
 		return o, fmt.Errorf("--kube-api-qps=%g --kube-api-burst=%d: both must be positive, for example 200 and 400", o.qps, o.burst)
 	}
 	return o, nil
 }
 
-// run wires the parts together and blocks until ctx is cancelled and the workers
-// have stopped.
+// run wires the parts together and blocks until ctx is cancelled and the workers stop.
 func run(ctx context.Context, args []string) error {
 	o, err := parseFlags(args)
 	if err != nil {
 		return err
 	}
 	if o.listReconcilers {
-		fmt.Println(strings.Join(reconcilerNames(), "\n"))
+		fmt.Println(strings.Join(slices.Sorted(maps.Keys(reconcilers)), "\n"))
 		return nil
 	}
 	logger := klog.Background()
 	ctx = klog.NewContext(ctx, logger)
 
 	if o.metricsAddr != "0" {
-		stopServing, err := serveMetrics(logger, o.metricsAddr)
+		stopServing, err := serveMetrics(logger, o.metricsAddr) // metrics.go
 		if err != nil {
 			return err
 		}
 		defer stopServing()
 	}
 
-	config, err := restConfig(o.kubeconfig)
+	// The client configuration as kubectl loads it: --kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster.
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = o.kubeconfig
+	config, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return err
+		return fmt.Errorf("loading the kubeconfig (set --kubeconfig or KUBECONFIG; 'make env' at the repo root prints the kit's): %w", err)
 	}
 	config.QPS, config.Burst = float32(o.qps), o.burst
 	client, err := kubernetes.NewForConfig(rest.AddUserAgent(config, ControllerName))
@@ -189,7 +154,6 @@ func run(ctx context.Context, args []string) error {
 	// Reconcilers do not need periodic replays to stay correct.
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(o.namespace))
 	podInformer := factory.Core().V1().Pods()
-
 	reconciler := reconcilers[o.reconciler](reconcilerDeps{client: client, pods: podInformer.Lister()})
 	controller, err := NewController(ctx, podInformer.Informer(), reconciler, o.maxRetries)
 	if err != nil {
@@ -204,86 +168,33 @@ func run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// serveMetrics serves, on addr until stop is called, /metrics (everything
-// registered in component-base's legacyregistry, in Prometheus' text format) and
-// /debug/pprof/ (the runtime's profiles: go tool pprof reads them). It fails at
-// once when addr cannot be listened on. sample-controller's main.go serves the
-// same; kube-controller-manager serves both on its secure port (compare with
-// NewBaseHandler in k8s.io/controller-manager/app/serve.go).
-func serveMetrics(logger klog.Logger, addr string) (stop func(), err error) {
-	// A mux of our own: importing net/http/pprof also registers its handlers on
-	// http.DefaultServeMux, which this program never serves.
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", legacyregistry.Handler())
-	mux.HandleFunc("/debug/pprof/", httppprof.Index) // the index, and /debug/pprof/<name> for each profile
-	mux.HandleFunc("/debug/pprof/cmdline", httppprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
-
-	listener, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-bind-address: %w", err)
-	}
-	// No write timeout: a CPU profile answers only after its 30 s.
-	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := server.Serve(listener); !errors.Is(err, http.ErrServerClosed) {
-			logger.Error(err, "The metrics endpoint stopped")
-		}
-	}()
-	logger.Info("Serving metrics and profiles", "metrics", "http://"+listener.Addr().String()+"/metrics",
-		"pprof", "http://"+listener.Addr().String()+"/debug/pprof/")
-	return func() { _ = server.Close() }, nil
-}
-
-// restConfig loads the client configuration the way kubectl does: --kubeconfig if
-// given, else $KUBECONFIG, else ~/.kube/config, else the in-cluster ServiceAccount.
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	config, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("loading the kubeconfig (set --kubeconfig or KUBECONFIG; 'make env' at the repo root prints the kit's): %w", err)
-	}
-	return config, nil
-}
-
-// Controller is the plumbing of the loop: it turns informer events (about Pods,
-// here) into namespace/name keys on a rate-limited workqueue and runs workers that hand each key to a
-// Reconciler, retrying failures with backoff. It mirrors the Controller of
-// client-go's examples/workqueue/main.go.
+// Controller is the loop's plumbing: it turns informer events into namespace/name keys
+// on a rate-limited workqueue, and runs workers that hand each key to a Reconciler and
+// retry failures with backoff. Compare with client-go's examples/workqueue/main.go.
 type Controller struct {
-	reconciler Reconciler
-	queue      workqueue.TypedRateLimitingInterface[string]
-	// handlerSynced reports whether our event handlers have seen the informer's
-	// initial list.
-	handlerSynced cache.InformerSynced
+	reconciler    Reconciler
+	queue         workqueue.TypedRateLimitingInterface[string]
+	handlerSynced cache.InformerSynced // our handlers have seen the informer's first list
 	maxRetries    int
 }
 
-// NewController registers the event handlers on informer and returns a Controller
-// that passes the key of every object the informer sees to reconciler. A key whose
-// reconcile fails is retried with per-key exponential backoff up to maxRetries
-// times, then dropped until the object's next event. Nothing here is specific to
-// Pods: give it another informer (and a Reconciler that reads that kind) and it runs
-// the same loop. It fails only when the informer has already been stopped.
+// NewController registers the event handlers on informer and returns a Controller that
+// passes the key of every object it sees to reconciler, retrying a failed key up to
+// maxRetries times. Nothing is specific to Pods. It fails only if the informer stopped.
 func NewController(ctx context.Context, informer cache.SharedInformer, reconciler Reconciler, maxRetries int) (*Controller, error) {
 	c := &Controller{
 		reconciler: reconciler,
 		maxRetries: maxRetries,
 		// The default controller rate limiter retries a key after 5ms, 10ms, 20ms, ...
 		// (capped at 1000s), and all keys together at 10 per second with bursts of 100.
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName},
-		),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
 	}
 	logger := klog.FromContext(ctx)
 	registration, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.enqueue(logger, "add", obj) },
 		UpdateFunc: func(_, newObj any) { c.enqueue(logger, "update", newObj) },
-		DeleteFunc: func(obj any) { c.onDelete(logger, obj) },
+		DeleteFunc: func(obj any) { c.enqueue(logger, "delete", obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding event handlers to the informer: %w", err)
@@ -292,11 +203,13 @@ func NewController(ctx context.Context, informer cache.SharedInformer, reconcile
 	return c, nil
 }
 
-// enqueue adds the namespace/name key of a Pod to the workqueue. The queue holds
-// keys, not objects: the worker reads the newest state from the informer's cache, and
-// ten events for one Pod waiting in the queue collapse into one reconcile.
+// enqueue adds the namespace/name key of a Pod to the workqueue. The queue holds keys,
+// not objects: a worker reads the newest state from the cache, and ten events for one
+// waiting Pod become one reconcile. When the informer missed a delete (its watch broke,
+// a relist found the Pod gone), the delete handler gets a cache.DeletedFinalStateUnknown
+// tombstone instead of a Pod; DeletionHandlingMetaNamespaceKeyFunc takes its key.
 func (c *Controller) enqueue(logger klog.Logger, event string, obj any) {
-	key, err := cache.MetaNamespaceKeyFunc(obj)
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		utilruntime.HandleErrorWithLogger(logger, err, "Cannot compute the key of an object", "event", event)
 		return
@@ -305,37 +218,20 @@ func (c *Controller) enqueue(logger klog.Logger, event string, obj any) {
 	c.queue.Add(key)
 }
 
-// onDelete enqueues the key of a deleted Pod. When the informer missed the delete
-// itself (its watch broke and a relist found the Pod gone) it hands over a
-// cache.DeletedFinalStateUnknown tombstone instead of a Pod; the tombstone carries
-// the key, so the Reconciler still learns that the Pod is gone.
-func (c *Controller) onDelete(logger klog.Logger, obj any) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		logger.V(4).Info("Enqueued", "event", "delete (tombstone)", "key", tombstone.Key)
-		c.queue.Add(tombstone.Key)
-		return
-	}
-	c.enqueue(logger, "delete", obj)
-}
-
-// Run waits for the informer's cache to sync, starts workers and blocks until ctx is
-// cancelled. It then stops handing out keys and returns once every reconcile that
-// was already running has finished. Start the informer before calling Run. A ctx
-// cancelled before the cache synced is a clean stop too: no worker had started.
+// Run waits for the informer's cache to sync (start the informer first), starts
+// workers and blocks until ctx is cancelled; then it stops handing out keys and
+// returns once every reconcile already running has finished.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	logger := klog.FromContext(ctx)
-
-	// Workers read from the cache; before the first full list a Pod missing from it
-	// might exist, and a Reconciler would act on a wrong picture of the world. The
-	// wait ends early only at a shutdown (client-go then logs "Unable to sync caches").
+	// Before the first full list, a Pod missing from the cache might exist: a
+	// Reconciler would act on a wrong picture. Only a shutdown ends the wait early.
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.handlerSynced) {
 		c.queue.ShutDown()
 		logger.Info("Shut down before the informer cache synced")
 		return
 	}
 
-	// Reconciles get a context the shutdown signal does not cancel, so a write that
-	// has started can finish instead of failing half-way.
+	// Reconciles get a context the shutdown does not cancel: a started write finishes.
 	reconcileCtx := context.WithoutCancel(ctx)
 	var wg sync.WaitGroup
 	for range workers {
@@ -368,46 +264,15 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	if c.queue.ShuttingDown() {
 		return false
 	}
-	start := time.Now()
+	observe := startReconcile() // the reconcile metrics, in metrics.go
 	err := c.reconciler.Reconcile(ctx, key)
-	observeReconcile(time.Since(start), err)
+	observe(err)
 	c.handleResult(ctx, key, err)
 	return true
 }
 
-// The reconcile metrics, named and labelled as controller-runtime names them
-// (pkg/internal/controller/metrics/metrics.go there), so that one query reads
-// all three tiers. sample-controller defines the same two.
-var (
-	reconcileTotal = metrics.NewCounterVec(&metrics.CounterOpts{
-		Name: "controller_runtime_reconcile_total",
-		Help: "Reconcile calls per controller and result (success or error).",
-	}, []string{"controller", "result"})
-	reconcileTime = metrics.NewHistogramVec(&metrics.HistogramOpts{
-		Name:    "controller_runtime_reconcile_time_seconds",
-		Help:    "How long one Reconcile call takes, in seconds.",
-		Buckets: metrics.DefBuckets,
-	}, []string{"controller"})
-)
-
-func init() {
-	legacyregistry.MustRegister(reconcileTotal, reconcileTime)
-}
-
-// observeReconcile counts one Reconcile call by its result and records how long
-// it took.
-func observeReconcile(took time.Duration, err error) {
-	result := "success"
-	if err != nil {
-		result = "error"
-	}
-	reconcileTotal.WithLabelValues(ControllerName, result).Inc()
-	reconcileTime.WithLabelValues(ControllerName).Observe(took.Seconds())
-}
-
 // handleResult is the retry policy. Success resets the key's backoff; a failure is
-// retried after a growing delay until maxRetries retries have failed too, and then
-// the key is dropped until the Pod changes again.
+// retried with a growing delay up to maxRetries times, then dropped until the next event.
 func (c *Controller) handleResult(ctx context.Context, key string, err error) {
 	logger := klog.FromContext(ctx)
 	if err == nil {
@@ -424,23 +289,16 @@ func (c *Controller) handleResult(ctx context.Context, key string, err error) {
 	logger.Error(err, "Reconcile failed, dropping the key until its next event", "key", key, "attempts", retries+1)
 }
 
-// Reconciler makes the cluster match what one Pod asks for. It receives a
-// namespace/name key, not an object or an event: it reads the current state itself,
-// so it acts on the newest state however many events led to the call (it is
-// level-triggered). It returns nil when the work is done, also when the Pod no
-// longer exists, and an error to have the key retried with backoff. The workqueue
-// never gives one key to two workers at once.
+// Reconciler makes the cluster match what one Pod asks for. It gets a key, not an
+// object or an event, and reads the current state itself, so it acts on the newest
+// state however many events led to the call (it is level-triggered). It returns nil
+// when the work is done (also when the Pod is gone) and an error to be retried.
 type Reconciler interface {
 	Reconcile(ctx context.Context, key string) error
 }
 
-var (
-	_ Reconciler = &StubReconciler{}
-	_ Reconciler = &PhaseLabelReconciler{}
-)
-
-// reconcilerDeps is what a Reconciler may use: the client for writes and the
-// lister for reads from the informer's cache.
+// reconcilerDeps is what a Reconciler may use: the client for writes, the lister
+// for reads from the informer's cache.
 type reconcilerDeps struct {
 	client kubernetes.Interface
 	pods   corelisters.PodLister
@@ -450,29 +308,17 @@ type reconcilerDeps struct {
 // one place that names them: parseFlags accepts exactly these keys and run builds
 // the chosen one. To try your own, add an entry here.
 var reconcilers = map[string]func(reconcilerDeps) Reconciler{
-	"reference": func(d reconcilerDeps) Reconciler {
-		return &PhaseLabelReconciler{Client: d.client, Pods: d.pods}
-	},
-	"stub": func(d reconcilerDeps) Reconciler {
-		return &StubReconciler{Pods: d.pods}
-	},
+	"reference": func(d reconcilerDeps) Reconciler { return &PhaseLabelReconciler{Client: d.client, Pods: d.pods} },
+	"stub":      func(d reconcilerDeps) Reconciler { return &StubReconciler{Pods: d.pods} },
 }
 
-// reconcilerNames returns the keys of reconcilers, sorted.
-func reconcilerNames() []string {
-	return slices.Sorted(maps.Keys(reconcilers))
-}
-
-// StubReconciler only logs what it sees for each key: the learner's starting point.
-// Its first step (read the Pod; gone is no error) is PhaseLabelReconciler's, line
-// for line, on purpose: a copy of the stub starts where the reference starts.
+// StubReconciler only logs what it sees: your starting point. Its first step is
+// PhaseLabelReconciler's, line for line, so a copy starts where the reference does.
 type StubReconciler struct {
-	// Pods reads Pods from the informer's cache.
-	Pods corelisters.PodLister
+	Pods corelisters.PodLister // reads Pods from the informer's cache
 }
 
-// Reconcile logs whether the Pod exists and, if so, its phase. It fails only on a
-// malformed key or a cache error.
+// Reconcile logs the Pod's phase, or that it is gone. It fails on a bad key or cache error.
 func (r *StubReconciler) Reconcile(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
@@ -491,23 +337,19 @@ func (r *StubReconciler) Reconcile(ctx context.Context, key string) error {
 	return nil
 }
 
-// PhaseLabelReconciler is the reference Reconciler: it keeps the PhaseLabel on every
-// Pod that is not being deleted equal to the Pod's phase, so the loop visibly closes. Its own write causes
+// PhaseLabelReconciler is the reference Reconciler: it keeps the PhaseLabel of every
+// Pod that is not being deleted equal to the Pod's phase. Its own write causes
 // another update event; that reconcile finds the label right and writes nothing.
 // It needs RBAC to get, list, watch and patch Pods.
 type PhaseLabelReconciler struct {
-	// Client writes to the API server.
-	Client kubernetes.Interface
-	// Pods reads Pods from the informer's cache.
-	Pods corelisters.PodLister
+	Client kubernetes.Interface  // writes to the API server
+	Pods   corelisters.PodLister // reads Pods from the informer's cache
 }
 
-// Reconcile patches the PhaseLabel of one Pod when it differs from the phase, and
-// does nothing when it matches or the Pod is gone or being deleted. It returns an error when the key
-// is malformed or the patch fails for another reason than the Pod being gone.
+// Reconcile patches the PhaseLabel of one Pod when it differs from the phase. It
+// fails when the key is malformed or the patch fails (a Pod gone is no failure).
 func (r *PhaseLabelReconciler) Reconcile(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
-
 	// 1. Read the Pod from the cache. Gone is a normal deletion, not a failure.
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -522,9 +364,8 @@ func (r *PhaseLabelReconciler) Reconcile(ctx context.Context, key string) error 
 		return fmt.Errorf("reading Pod %s from the cache: %w", key, err)
 	}
 
-	// 2. A Pod that is going away gets no more writes. Once deletionTimestamp is
-	// set (kubectl delete, or its namespace being deleted), a label on it helps no
-	// one, and the patch would race the deletion.
+	// 2. A Pod that is going away (deletionTimestamp set: kubectl delete, or its
+	// namespace being deleted) gets no more writes: they help no one, and race it.
 	if pod.DeletionTimestamp != nil {
 		logger.Info("Pod is being deleted, nothing to do", "pod", klog.KObj(pod))
 		return nil
@@ -540,16 +381,12 @@ func (r *PhaseLabelReconciler) Reconcile(ctx context.Context, key string) error 
 
 	// 4. Patch just the label. (Objects from the cache are shared with every other
 	// reader: never modify them; send the change to the API server instead.)
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"labels": map[string]string{PhaseLabel: phase}},
-	})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{PhaseLabel: phase}}})
 	if err != nil {
 		return fmt.Errorf("encoding the label patch: %w", err)
 	}
-	_, err = r.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch,
-		metav1.PatchOptions{FieldManager: ControllerName})
-	if apierrors.IsNotFound(err) {
-		// Deleted between the cache read and the patch: also a normal deletion.
+	_, err = r.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: ControllerName})
+	if apierrors.IsNotFound(err) { // deleted between the cache read and the patch
 		logger.Info("Pod is gone, nothing to do", "pod", klog.KObj(pod))
 		return nil
 	}

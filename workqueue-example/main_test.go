@@ -214,7 +214,7 @@ func TestDeleteHandlerEnqueuesTheKeyOfPodsAndTombstones(t *testing.T) {
 			}
 			defer c.queue.ShutDown()
 
-			c.onDelete(logger, tt.obj)
+			c.enqueue(logger, "delete", tt.obj)
 
 			if got := c.queue.Len(); got != 1 {
 				t.Fatalf("queue holds %d keys after one delete, want 1", got)

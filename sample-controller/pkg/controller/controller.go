@@ -46,7 +46,7 @@ const QueueName = "foos"
 
 // The reconcile metrics, named and labelled as controller-runtime names them
 // (pkg/internal/controller/metrics/metrics.go there), so that one query reads
-// all three tiers; workqueue-example's main.go defines the same two.
+// all three tiers; workqueue-example/metrics.go defines the same two.
 var (
 	reconcileTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Name: "controller_runtime_reconcile_total",
@@ -204,9 +204,9 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	defer c.queue.Done(key)
 
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "foo", key.String())
-	start := time.Now()
+	observe := startReconcile()
 	err := c.reconciler.Reconcile(klog.NewContext(ctx, logger), key)
-	observeReconcile(time.Since(start), err)
+	observe(err)
 	if err == nil {
 		c.queue.Forget(key)
 		logger.V(4).Info("Reconciled")
@@ -224,15 +224,19 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	return true
 }
 
-// observeReconcile counts one Reconcile call by its result and records how long
-// it took.
-func observeReconcile(took time.Duration, err error) {
-	result := "success"
-	if err != nil {
-		result = "error"
+// startReconcile starts the clock of one Reconcile call. Call the function it returns
+// with the call's error: it counts the call by its result (success or error) and
+// records how long it took, in seconds. workqueue-example/metrics.go has the same.
+func startReconcile() (observe func(err error)) {
+	start := time.Now()
+	return func(err error) {
+		result := "success"
+		if err != nil {
+			result = "error"
+		}
+		reconcileTotal.WithLabelValues(ControllerName, result).Inc()
+		reconcileTime.WithLabelValues(ControllerName).Observe(time.Since(start).Seconds())
 	}
-	reconcileTotal.WithLabelValues(ControllerName, result).Inc()
-	reconcileTime.WithLabelValues(ControllerName).Observe(took.Seconds())
 }
 
 // enqueueFoo adds a Foo's namespace/name to the queue. The object may be a
