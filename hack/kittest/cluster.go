@@ -18,6 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -66,26 +67,42 @@ func KitKubeconfig(root, name string) string {
 }
 
 // LoadKubeconfig reads the kubeconfig the suites use and refuses a current context
-// that is not the kit's local cluster (kwok-controller-kit*) or a kind cluster
-// (kind-*), unless AnyContextEnv is 1: the suites create and delete objects, and
-// must never do so on a cluster somebody relies on. It returns the kubeconfig and
-// its path, or an error that says what to do. Every helper of this package that
-// reaches a cluster goes through it; TestMain code that cannot fail a test uses it
-// directly.
+// that is neither a local cluster this kit made (see IsKitCluster) nor a kind
+// cluster (kind-*), unless AnyContextEnv is 1: the suites create and delete
+// objects, and must never do so on a cluster somebody relies on. It returns the
+// kubeconfig and its path, or an error that says what to do. Every helper of this
+// package that reaches a cluster goes through it; TestMain code that cannot fail a
+// test uses it directly.
 func LoadKubeconfig() (clientcmdapi.Config, string, error) {
 	path := Kubeconfig()
 	raw, err := clientcmd.LoadFromFile(path)
 	if err != nil {
-		return clientcmdapi.Config{}, path, fmt.Errorf("cannot read kubeconfig %s: %w\n(start a cluster with 'make local-up', or set KUBECONFIG)", path, err)
+		return clientcmdapi.Config{}, path, fmt.Errorf("cannot read kubeconfig %s: %w\n"+
+			"(start a cluster with 'make local-up', or 'KIT_CLUSTER=NAME make local-up' for one called NAME; or set KUBECONFIG)", path, err)
 	}
 	ctx := raw.CurrentContext
-	kitOrKind := strings.HasPrefix(ctx, "kwok-controller-kit") || strings.HasPrefix(ctx, "kind-")
-	if !kitOrKind && os.Getenv(AnyContextEnv) != "1" {
-		return clientcmdapi.Config{}, path, fmt.Errorf("refusing to run e2e tests against context %q from %s: the suites create and delete objects.\n"+
-			"Use the kit's cluster ('make local-up' or 'make kind-up'), or set %s=1 if this cluster is yours to break",
+	allowed := strings.HasPrefix(ctx, "kind-") || IsKitCluster(RepoRoot(), ctx)
+	if !allowed && os.Getenv(AnyContextEnv) != "1" {
+		return clientcmdapi.Config{}, path, fmt.Errorf("refusing to run e2e tests against context %q from %s: the suites create and delete objects, "+
+			"and this is neither a local cluster this kit made (its _output/cluster-NAME.json names it) nor a kind cluster.\n"+
+			"Use the kit's cluster ('make local-up', 'KIT_CLUSTER=NAME make local-up' or 'make kind-up'), or set %s=1 if this cluster is yours to break",
 			ctx, path, AnyContextEnv)
 	}
 	return *raw, path, nil
+}
+
+// IsKitCluster reports whether context is the kubeconfig context of a local
+// cluster the kit under root made, whatever its name: hack/cluster/local-up.sh
+// names the context kwok-NAME for KIT_CLUSTER=NAME and writes
+// ClusterInfoPath(root, NAME), whose context must be this one. A file that is
+// missing or unreadable means no.
+func IsKitCluster(root, context string) bool {
+	name, ok := strings.CutPrefix(context, localContextPrefix)
+	if !ok || name == "" {
+		return false
+	}
+	info, err := ReadClusterInfo(ClusterInfoPath(root, name))
+	return err == nil && info.Context == context
 }
 
 // loadRaw is LoadKubeconfig for tests: a refusal fails the test at once.
@@ -150,6 +167,18 @@ func Namespace(t testing.TB, cs kubernetes.Interface, prefix string) string {
 		if err := cs.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil {
 			t.Logf("cannot delete namespace %s: %v", ns.Name, err)
 		}
+	})
+	// A Pod can be created only once the namespace has its ServiceAccount
+	// "default" (ServiceAccount admission), which kube-controller-manager adds
+	// a moment later, and later still when make test's jobs hold the CPU: wait
+	// for it here, with a deadline that $KIT_E2E_TIMEOUT does not cut, since
+	// it does not depend on the Reconciler under test.
+	Eventually(t, 2*time.Minute, "the ServiceAccount default of namespace "+ns.Name, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
 	})
 	return ns.Name
 }

@@ -1,10 +1,18 @@
 package kittest
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // writeKubeconfig writes a kubeconfig whose current context is ctx and points
@@ -35,11 +43,9 @@ func TestLoadKubeconfigRefusesContextsThatAreNotTheKitsOrKind(t *testing.T) {
 		context, anyContext string
 		wantRefused         bool
 	}{
-		{context: "kwok-controller-kit", wantRefused: false},
-		{context: "kwok-controller-kit-test", wantRefused: false},
 		{context: "kind-controller-kit", wantRefused: false},
 		{context: "prod", wantRefused: true},
-		{context: "kwok-other", wantRefused: true},
+		{context: "kwok-no-such-kit-cluster", wantRefused: true},
 		{context: "prod", anyContext: "1", wantRefused: false},
 	} {
 		t.Run(tc.context+"/"+tc.anyContext, func(t *testing.T) {
@@ -56,10 +62,76 @@ func TestLoadKubeconfigRefusesContextsThatAreNotTheKitsOrKind(t *testing.T) {
 	}
 }
 
+// writeClusterInfo writes the ClusterInfo file local-up.sh would write for the
+// cluster called name under root, with the given context.
+func writeClusterInfo(t *testing.T, root, name, context string) {
+	t.Helper()
+	path := ClusterInfoPath(root, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := `{"name": "` + name + `", "context": "` + context + `", "kubeconfig": "/k", "auditLog": "/a", "kubeVersion": "v1.37.2"}`
+	if err := os.WriteFile(path, []byte(b), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIsKitClusterAcceptsEveryLocalClusterTheKitMadeWhateverItsName(t *testing.T) {
+	root := t.TempDir()
+	writeClusterInfo(t, root, "controller-kit", "kwok-controller-kit")
+	writeClusterInfo(t, root, "newcomer", "kwok-newcomer")
+	writeClusterInfo(t, root, "renamed", "kwok-something-else")
+	for _, tc := range []struct {
+		context string
+		want    bool
+	}{
+		{"kwok-controller-kit", true},
+		{"kwok-newcomer", true},             // KIT_CLUSTER=newcomer make local-up
+		{"kwok-controller-kit-test", false}, // no cluster file: not made by this kit (or deleted)
+		{"kwok-renamed", false},             // its file names another context
+		{"kwok-", false},
+		{"newcomer", false},
+		{"kind-controller-kit", false}, // kind is LoadKubeconfig's to allow, not a local cluster
+	} {
+		if got := IsKitCluster(root, tc.context); got != tc.want {
+			t.Errorf("IsKitCluster(%q) = %v, want %v", tc.context, got, tc.want)
+		}
+	}
+}
+
 func TestKubectlERefusesBeforeRunningAnything(t *testing.T) {
 	writeKubeconfig(t, "prod")
 	t.Setenv(AnyContextEnv, "")
 	if _, err := KubectlE("apply", "-f", "does-not-matter.yaml"); err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("KubectlE against context prod: error %v; want a refusal", err)
+	}
+}
+
+func TestNamespaceReturnsOnceItsDefaultServiceAccountExists(t *testing.T) {
+	cs := fake.NewClientset()
+	// The fake tracker does not generate names; the API server would.
+	cs.PrependReactor("create", "namespaces", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		ns := action.(k8stesting.CreateAction).GetObject().(*corev1.Namespace)
+		if ns.Name == "" {
+			ns.Name = ns.GenerateName + "abcde"
+		}
+		return false, nil, nil
+	})
+	// kube-controller-manager's ServiceAccount controller, a moment late.
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "wq-abcde"}}
+		if _, err := cs.CoreV1().ServiceAccounts("wq-abcde").Create(context.Background(), sa, metav1.CreateOptions{}); err != nil {
+			t.Errorf("creating the ServiceAccount: %v", err)
+		}
+	}()
+
+	name := Namespace(t, cs, "wq")
+
+	if name != "wq-abcde" {
+		t.Fatalf("Namespace returned %q, want wq-abcde", name)
+	}
+	if _, err := cs.CoreV1().ServiceAccounts(name).Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
+		t.Fatalf("Namespace returned before the namespace's ServiceAccount default existed: %v", err)
 	}
 }
