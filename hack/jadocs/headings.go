@@ -13,6 +13,17 @@ import (
 // wrong anchor or level), and the rest is missing or extra.
 func compareHeadings(en, ja *page) []problem {
 	var problems []problem
+	byAnchor := map[string]heading{}
+	for _, e := range en.headings {
+		byAnchor[e.anchor] = e
+	}
+	for _, j := range ja.headings {
+		if e, ok := byAnchor[j.id]; ok {
+			if p, ok := numberAdvice(en, ja, e, j); ok {
+				problems = append(problems, p)
+			}
+		}
+	}
 	for _, g := range align(len(en.headings), len(ja.headings), func(i, j int) bool {
 		return en.headings[i].level == ja.headings[j].level && en.headings[i].anchor == ja.headings[j].id
 	}) {

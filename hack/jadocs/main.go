@@ -2,7 +2,10 @@
 // they translate, so that a page and its twin cannot drift apart: for every pair
 // of the table in pairs.go it checks that the Japanese page exists, that both
 // have the same headings and each Japanese heading carries the English one's
-// anchor, that their fenced code blocks are byte for byte the same, that the
+// anchor (and its section number, followed by a space), that the Japanese page
+// has the English page's lists, numbered or bulleted and nested alike under the
+// same headings (so no step list renders as a paragraph), that their fenced
+// code blocks are byte for byte the same, that the
 // Japanese page's relative links resolve (to the Japanese twins where there are
 // some) and that both pages link to each other in their first lines. It prints
 // one line per problem, with the page, the line and what to do, and exits 1 when
@@ -13,8 +16,9 @@
 //
 // The files, in reading order: pairs.go (the table of English pages and their
 // twins, the one place that names them), markdown.go (what the checks read in a
-// page: headings, code blocks, links, anchors), headings.go, blocks.go and
-// links.go (one check each), align.go (matches two pages' headings or blocks
+// page: headings, list items, code blocks, links, anchors), headings.go,
+// lists.go, blocks.go and links.go (one check each), align.go (matches two
+// pages' headings, list items or blocks
 // so that one missing does not shift the rest) and problem.go (what a check
 // reports). docs/ja/README.md gives translators the rules and the glossary.
 package main
@@ -52,7 +56,7 @@ func run(root string, ps []pair, w io.Writer) (int, error) {
 		fmt.Fprintf(w, "jadocs: %d problem(s) between the English pages and their Japanese twins (docs/ja/); the rules are in docs/ja/README.md\n", len(problems))
 		return 1, nil
 	}
-	fmt.Fprintf(w, ">> docs/ja: %d Japanese pages match their English pages (headings, anchors, code blocks, links)\n", len(ps))
+	fmt.Fprintf(w, ">> docs/ja: %d Japanese pages match their English pages (headings, anchors, lists, code blocks, links)\n", len(ps))
 	return 0, nil
 }
 
@@ -88,6 +92,7 @@ func checkPair(root string, p pair, ps []pair) ([]problem, error) {
 	}
 	problems = append(problems, japaneseSwitch(ja, p)...)
 	problems = append(problems, compareHeadings(en, ja)...)
+	problems = append(problems, compareLists(en, ja)...)
 	problems = append(problems, compareBlocks(en, ja)...)
 	links, err := checkLinks(root, p.english, ja, ps)
 	if err != nil {

@@ -252,3 +252,41 @@ func TestRunPrintsThePageAndWhatToDo(t *testing.T) {
 		t.Errorf("the first line does not name the page and say what to do:\n%s", out.String())
 	}
 }
+
+func TestANumberedItemWithoutTheSpaceAfterItsNumberFails(t *testing.T) {
+	root := writeFixture(t)
+	edit(t, root, japaneseLesson, "1. Podを削除します", "1.Podを削除します")
+	p := wantOne(t, check(t, root), japaneseLesson, 17, listMissing)
+	for _, want := range []string{`no space after "1."`, englishLesson + ":17", `write "1. P..."`} {
+		if !strings.Contains(p.msg, want) {
+			t.Errorf("the message does not say %s: %s", want, p.msg)
+		}
+	}
+}
+
+func TestABulletWhereTheEnglishPageNumbersFails(t *testing.T) {
+	root := writeFixture(t)
+	edit(t, root, japaneseLesson, "1. Podを削除します", "- Podを削除します")
+	problems := check(t, root)
+	if len(problems) != 2 || problems[0].kind != listMissing || problems[1].kind != listExtra || problems[1].line != 17 {
+		t.Fatalf("got %v, want the English numbered item missing and the Japanese bullet extra, at line 17", problems)
+	}
+}
+
+func TestAListTurnedIntoAParagraphFails(t *testing.T) {
+	root := writeFixture(t)
+	edit(t, root, japaneseLesson, "1. Podを削除します", "Podを削除します")
+	p := wantOne(t, check(t, root), japaneseLesson, 15, listMissing)
+	if !strings.Contains(p.msg, "translate it as a numbered list item") {
+		t.Errorf("the message does not say what to write: %s", p.msg)
+	}
+}
+
+func TestAHeadingNumberRunningIntoItsTextFails(t *testing.T) {
+	root := writeFixture(t)
+	edit(t, root, japaneseLesson, "## 1. 動かす", "## 1.動かす")
+	p := wantOne(t, check(t, root), japaneseLesson, 8, headingNumber)
+	if !strings.Contains(p.msg, `its number "1." runs into the text`) {
+		t.Errorf("the message does not name the number: %s", p.msg)
+	}
+}

@@ -20,6 +20,10 @@ type page struct {
 	headings []heading
 	// blocks are its fenced code blocks, in order.
 	blocks []block
+	// items are the first lines of its list items outside code blocks, in order.
+	items []listItem
+	// prose are its lines outside code blocks; a code line is "" here.
+	prose []string
 	// links are its Markdown links outside code blocks and code spans.
 	links []link
 	// anchors are the anchors a link may point at in this page: its headings'
@@ -91,9 +95,10 @@ func readPage(root, rel string) (*page, error) {
 	return parsePage(rel, string(data)), nil
 }
 
-// parsePage splits text into lines and reads its headings, code blocks, links
-// and anchors. Lines inside a fenced code block are code, never headings or
-// links; a block left open runs to the end of the page, as in CommonMark.
+// parsePage splits text into lines and reads its headings, list items, code
+// blocks, links and anchors. Lines inside a fenced code block are code, never
+// headings, list items or links; a block left open runs to the end of the
+// page, as in CommonMark.
 func parsePage(path, text string) *page {
 	p := &page{path: path, lines: strings.Split(text, "\n"), anchors: map[string]bool{}}
 	prose := make([]string, len(p.lines)) // the lines outside code blocks; code lines stay empty
@@ -116,10 +121,14 @@ func parsePage(path, text string) *page {
 		if h, ok := parseHeading(line, i+1); ok {
 			p.headings = append(p.headings, h)
 		}
+		if it, ok := parseListItem(line, i+1, len(p.headings)-1); ok {
+			p.items = append(p.items, it)
+		}
 	}
 	if open != nil {
 		p.blocks = append(p.blocks, *open)
 	}
+	p.prose = prose
 	p.setAnchors(prose)
 	p.links = findLinks(prose)
 	return p

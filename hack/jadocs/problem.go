@@ -18,6 +18,12 @@ const (
 	headingAnchor kind = "heading anchor"
 	// headingLevel: the Japanese heading has another level than the English one.
 	headingLevel kind = "heading level"
+	// headingNumber: a Japanese heading's section number runs into its text.
+	headingNumber kind = "heading number"
+	// listMissing: an English list item has no Japanese list item at its place.
+	listMissing kind = "list item missing"
+	// listExtra: a Japanese list item has no English list item at its place.
+	listExtra kind = "list item extra"
 	// blockChanged: a code block differs from the English one at its place.
 	blockChanged kind = "code block changed"
 	// blockMissing: an English code block has no Japanese copy.
