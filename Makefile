@@ -23,8 +23,10 @@ endif
 # from hack/lib.sh, the one place the rule is written (_output/kubeconfig for the
 # default name, controller-kit; _output/kubeconfig-NAME for another). A KUBECONFIG
 # already set in the environment wins, so a learner's own cluster is used as it is.
+##% KIT_CLUSTER which kit cluster every target uses: KIT_CLUSTER=mine make local-up makes one called mine (context kwok-mine, kubeconfig _output/kubeconfig-mine); pass the same to check, run-*, env, local-down (default controller-kit)
 KIT_CLUSTER ?= controller-kit
 KIT_KUBECONFIG := $(shell KIT_CLUSTER='$(KIT_CLUSTER)' bash -c 'source "$$0/hack/lib.sh" && echo "$$KIT_KUBECONFIG"' "$(KIT_ROOT)")
+##% KUBECONFIG a cluster of your own instead of the kit's (the e2e suites and make check refuse it unless KIT_E2E_ANY_CONTEXT=1)
 KUBECONFIG ?= $(KIT_KUBECONFIG)
 # envtest finds kube-apiserver and etcd here (setup-envtest's store layout, no download).
 KUBEBUILDER_ASSETS := $(KIT_BIN)/k8s/$(patsubst v%,%,$(KUBE_VERSION))-$(shell go env GOOS)-$(shell go env GOARCH)
@@ -43,10 +45,14 @@ TEST_CLUSTER := controller-kit-test
 ##@ General
 
 .PHONY: help
-help: ## List every target, grouped.
+# help prints each target's "## text" under its "##@ group", then the variables:
+# each "##% NAME text" line (written above the variable it describes) in file order.
+help: ## List every target, grouped, and the variables they take.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m [VAR=value]\n"} \
 		/^[a-zA-Z0-9_-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } \
-		/^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+		/^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } \
+		/^##% / { v = substr($$0, 5); name = v; sub(/ .*/, "", name); text = v; sub(/^[^ ]+ +/, "", text); vars[++n] = sprintf("  \033[36m%-22s\033[0m %s", name, text) } \
+		END { printf "\n\033[1mVariables\033[0m (make <target> NAME=value)\n"; for (i = 1; i <= n; i++) print vars[i] }' $(MAKEFILE_LIST)
 
 ##@ Cluster
 
@@ -71,8 +77,10 @@ kind-down: ## Delete the kind cluster.
 	@hack/cluster/kind-down.sh
 
 .PHONY: env
-env: ## Print the exports that point your shell at the kit cluster: eval "$(make env)".
+env: ## Print the exports that point your shell at the kit cluster: eval "$(make env)" (KIT_CLUSTER=NAME for another).
 	@hack/build-bins.sh kubectl >&2
+	@# On standard error, so eval "$$(make env)" still gets only the exports.
+	@[ -f '$(KIT_KUBECONFIG)' ] || echo "make env: warning: $(KIT_KUBECONFIG) does not exist: no kit cluster called '$(KIT_CLUSTER)' is running. Start it with '$(if $(filter controller-kit,$(KIT_CLUSTER)),,KIT_CLUSTER=$(KIT_CLUSTER) )make local-up' (or check the name: ls _output/kubeconfig*)" >&2
 	@echo 'export KUBECONFIG=$(KIT_KUBECONFIG) PATH=$(KIT_BIN):$$PATH'
 
 .PHONY: ensure-cluster
@@ -81,6 +89,7 @@ ensure-cluster: ## Use the cluster KUBECONFIG reaches, else start the local one.
 
 ##@ Lessons
 
+##% ARGS run-*: extra flags for the controller, such as ARGS="-v=6 --workers=1"
 .PHONY: run-workqueue
 run-workqueue: ## Lesson 1: run the workqueue example against the cluster.
 	@$(MAKE) --no-print-directory -C workqueue-example run
@@ -98,12 +107,19 @@ run-guestbook: ## Lesson 3: install the Guestbook CRD, apply a sample, run the m
 # reference to check too, a reference SOLUTION (docs/solutions/) to build with,
 # RUN to run only the checks whose test names match (go test -run), and how long
 # each wait may take (CHECK_TIMEOUT); V=1 prints the whole output of a failed check.
+##% LESSON check: the lesson to check, 0 to 3
 LESSON ?=
+##% RECONCILER check, run-*: stub, reference (the default) or a name you registered in the tier's reconcilers map
 RECONCILER ?=
+##% EXERCISE check: an exercise's checks to run too, such as configmaps (docs/solutions/README.md lists them)
 EXERCISE ?=
+##% SOLUTION check: build with an exercise's reference solution (docs/solutions/), such as service
 SOLUTION ?=
+##% RUN check: only the checks whose test names match (go test -run)
 RUN ?=
+##% CHECK_TIMEOUT check: how long each wait of a check may take (default 30s)
 CHECK_TIMEOUT ?= 30s
+##% V check: V=1 prints the whole output of a failed check
 V ?=
 # The checker (hack/check), built here on each use (the Go build cache
 # makes that instant after the first time).
@@ -185,9 +201,12 @@ test-solutions: ## Each exercise check passes against its solution (docs/solutio
 
 # make test-reliability knobs: how many Foos and Guestbooks the crash scenarios
 # create at once (make test runs them smaller).
+##% RELIABILITY_FOOS test-reliability: Foos created at once in the crash scenarios (default 500)
 RELIABILITY_FOOS ?= 500
+##% RELIABILITY_GUESTBOOKS test-reliability: Guestbooks created at once (default 50)
 RELIABILITY_GUESTBOOKS ?= 50
 # RELIABILITY_RUN picks scenarios by test name (go test -run); empty: all of them.
+##% RELIABILITY_RUN test-reliability: only the scenarios whose test names match (go test -run)
 RELIABILITY_RUN ?=
 
 .PHONY: test-reliability
@@ -196,6 +215,7 @@ test-reliability: ## Reliability scenarios (controllers killed mid-burst, the AP
 	@cd hack/reliability && go test -tags e2e -count=1 -timeout 60m -v $(if $(RELIABILITY_RUN),-run '$(RELIABILITY_RUN)') . -args -foos=$(RELIABILITY_FOOS) -guestbooks=$(RELIABILITY_GUESTBOOKS)
 
 # make fuzz knob: how long each fuzz target runs (go test -fuzztime).
+##% FUZZTIME fuzz: how long each fuzz target runs (default 10s)
 FUZZTIME ?= 10s
 
 .PHONY: fuzz
@@ -212,10 +232,15 @@ fuzz: ## Fuzz each tier's pure parts: FUZZTIME per target (default 10s)
 # make bench knobs: N Foos per burst, IDLE window, REPEAT runs, SCENARIOS to run,
 # and BENCH_FLAGS for any other flag of the harness (cd hack/bench && go run . -h),
 # such as -one-cluster, make test's smoke run on one cluster.
+##% N bench: Foos per burst (default 200)
 N ?= 200
+##% IDLE bench: how long each controller is watched once converged, its writes and Events counted (default 60s)
 IDLE ?= 60s
+##% REPEAT bench: runs of each scenario (default 1)
 REPEAT ?= 1
+##% SCENARIOS bench: which scenarios (default ours,upstream,ours-upstream-settings,floor,guestbook)
 SCENARIOS ?= ours,upstream,ours-upstream-settings,floor,guestbook
+##% BENCH_FLAGS bench: any other flag of the harness (cd hack/bench && go run . -h)
 BENCH_FLAGS ?=
 
 .PHONY: bench
@@ -225,8 +250,11 @@ bench: ## Performance scenarios on fresh local clusters, ours beside upstream an
 
 # make bench-scale knobs: the Ns (10,000 is opt-in: SIZES=100,1000,5000,10000), the
 # scenarios and the idle window of each run.
+##% SIZES bench-scale: the Ns (default 100,1000,5000; add 10000 for the largest)
 SIZES ?= 100,1000,5000
+##% SCALE_SCENARIOS bench-scale: which scenarios (default ours,floor,guestbook,upstream)
 SCALE_SCENARIOS ?= ours,floor,guestbook,upstream
+##% SCALE_IDLE bench-scale: the idle window of each run (default 15s)
 SCALE_IDLE ?= 15s
 
 .PHONY: bench-scale
