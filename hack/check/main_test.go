@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/controller-kit/controller-kit/hack/kittest"
 )
 
 func TestSlugMatchesGitHubAnchors(t *testing.T) {
@@ -225,4 +227,34 @@ func applySolution(t *testing.T, root, solution string) (string, error) {
 		return "", err
 	}
 	return writeOverlay(root, path, patch, t.TempDir())
+}
+
+func TestRereadNamesTheJapaneseTwinForAJapaneseReader(t *testing.T) {
+	root := t.TempDir()
+	for _, rel := range []string{"docs/lessons/01-loop.md", "docs/ja/lessons/01-loop.md", "docs/lessons/09-untranslated.md"} {
+		path := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("## A\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		kitLang, lang, reread, want string
+	}{
+		{"", "ja_JP.UTF-8", "docs/lessons/01-loop.md#a", "docs/ja/lessons/01-loop.md#a"},
+		{"ja", "C.UTF-8", "docs/lessons/01-loop.md#a", "docs/ja/lessons/01-loop.md#a"},
+		{"en", "ja_JP.UTF-8", "docs/lessons/01-loop.md#a", "docs/lessons/01-loop.md#a"},
+		{"", "en_US.UTF-8", "docs/lessons/01-loop.md#a", "docs/lessons/01-loop.md#a"},
+		{"ja", "", "docs/lessons/09-untranslated.md#a", "docs/lessons/09-untranslated.md#a"}, // no twin: the English page
+	} {
+		t.Setenv(kittest.LangEnv, tc.kitLang)
+		t.Setenv("LC_ALL", "")
+		t.Setenv("LC_MESSAGES", "")
+		t.Setenv("LANG", tc.lang)
+		if got := rereadFor(root, tc.reread); got != tc.want {
+			t.Errorf("KIT_LANG=%q LANG=%q: rereadFor(%q) = %q, want %q", tc.kitLang, tc.lang, tc.reread, got, tc.want)
+		}
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/controller-kit/controller-kit/hack/kittest"
 )
 
 // report prints one line per check, in the table's order, then the tests the
@@ -32,7 +34,7 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 			for _, contract := range c.Contracts {
 				fmt.Fprintf(w, "      needs:  %s\n", contract)
 			}
-			fmt.Fprintf(w, "      reread: %s\n", c.Reread)
+			fmt.Fprintf(w, "      reread: %s\n", rereadFor(root, c.Reread))
 			for _, line := range failureLines(results[c.Test], o.verbose) {
 				fmt.Fprintf(w, "      | %s\n", line)
 			}
@@ -53,7 +55,7 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 				continue // not selected by -run
 			}
 			failed++
-			fmt.Fprintf(w, "FAIL  %s (did not run to the end)\n      reread: %s\n", c.Behaviour, c.Reread)
+			fmt.Fprintf(w, "FAIL  %s (did not run to the end)\n      reread: %s\n", c.Behaviour, rereadFor(root, c.Reread))
 		}
 		if o.expectStub && status == "" {
 			problems = append(problems, fmt.Sprintf("%s: no such test ran (is the table entry's name right?)", c.Test))
@@ -219,4 +221,36 @@ func tail(lines []string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// rereadFor returns the section a learner should reread, in the language they
+// read (readsJapanese): reread itself ("docs/lessons/x.md#anchor"), or its
+// Japanese twin "docs/ja/lessons/x.md#anchor" when that page exists (the twins
+// carry the English anchors, which make verify-docs checks).
+func rereadFor(root, reread string) string {
+	rest, ok := strings.CutPrefix(reread, "docs/")
+	if !ok || !readsJapanese() {
+		return reread
+	}
+	twin := "docs/ja/" + rest
+	path, _, _ := strings.Cut(twin, "#")
+	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(path))); err != nil {
+		return reread
+	}
+	return twin
+}
+
+// readsJapanese reports whether the learner reads the Japanese lessons:
+// $KIT_LANG says so (ja or en); unset, the locale does (the first of LC_ALL,
+// LC_MESSAGES and LANG that is set starts with ja).
+func readsJapanese() bool {
+	if lang := os.Getenv(kittest.LangEnv); lang != "" {
+		return strings.HasPrefix(lang, "ja")
+	}
+	for _, name := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
+		if v := os.Getenv(name); v != "" {
+			return strings.HasPrefix(v, "ja")
+		}
+	}
+	return false
 }
