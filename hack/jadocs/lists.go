@@ -33,10 +33,17 @@ var (
 	sectionNumber = regexp.MustCompile(`^(\d+(?:\.\d+)*\.?)(.?)`)
 )
 
-// parseListItem reads line as the first line of a list item.
-func parseListItem(line string, number, under int) (listItem, bool) {
+// parseListItem reads line, which follows prev, as the first line of a list
+// item. As in CommonMark, a number other than 1 does not interrupt a paragraph:
+// "5000. items" wrapped to the start of a line is text, unless the line before
+// is blank, indented (inside a list item) or itself a list item.
+func parseListItem(line, prev string, number, under int) (listItem, bool) {
 	m := listMarker.FindStringSubmatch(line)
 	if m == nil {
+		return listItem{}, false
+	}
+	if m[3] != "" && strings.TrimLeft(m[3], "0") != "1" && strings.TrimSpace(prev) != "" &&
+		prev[0] != ' ' && prev[0] != '\t' && !listMarker.MatchString(prev) {
 		return listItem{}, false
 	}
 	indent := len(strings.ReplaceAll(m[1], "\t", "    "))

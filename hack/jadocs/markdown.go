@@ -121,7 +121,11 @@ func parsePage(path, text string) *page {
 		if h, ok := parseHeading(line, i+1); ok {
 			p.headings = append(p.headings, h)
 		}
-		if it, ok := parseListItem(line, i+1, len(p.headings)-1); ok {
+		prev := ""
+		if i > 0 {
+			prev = prose[i-1]
+		}
+		if it, ok := parseListItem(line, prev, i+1, len(p.headings)-1); ok {
 			p.items = append(p.items, it)
 		}
 	}

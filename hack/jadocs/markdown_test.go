@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -75,5 +77,17 @@ func TestParsePageReadsHeadingsOutsideFencesOnly(t *testing.T) {
 	}
 	if len(p.links) != 1 || p.links[0] != (link{line: 16, dest: "other.md#two"}) {
 		t.Errorf("links = %+v, want only other.md#two at line 16", p.links)
+	}
+}
+
+func TestListItemsAreReadAsMarkdownRendersThem(t *testing.T) {
+	p := parsePage("x.md", "Intro\n\n1. one\n2. two\n   - nested\n\nA sentence that wraps at a number like\n5000. This line is text.\n- a bullet interrupts\n1.no space is text\n")
+	var got []string
+	for _, it := range p.items {
+		got = append(got, fmt.Sprintf("%d:%v:%d", it.line, it.numbered, it.indent))
+	}
+	want := []string{"3:true:0", "4:true:0", "5:false:3", "9:false:0"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("items (line:numbered:indent) = %v, want %v", got, want)
 	}
 }
