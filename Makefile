@@ -90,6 +90,7 @@ ensure-cluster: ## Use the cluster KUBECONFIG reaches, else start the local one.
 ##@ Lessons
 
 ##% ARGS run-*: extra flags for the controller, such as ARGS="-v=6 --workers=1"
+##% NAMESPACE run-workqueue: the namespace whose Pods it watches (default workqueue-example; NAMESPACE= watches every namespace)
 .PHONY: run-workqueue
 run-workqueue: ## Lesson 1: run the workqueue example against the cluster.
 	@$(MAKE) --no-print-directory -C workqueue-example run

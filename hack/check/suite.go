@@ -82,7 +82,12 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 		kittest.ReconcilerEnv+"="+o.reconciler,
 		kittest.TimeoutEnv+"="+o.timeout,
 	)
-	what := "Reconciler " + o.reconciler
+	// What runs: the Reconciler, except in a lesson of exercises only (lesson 0),
+	// which checks the tier as it stands and has no Reconciler to choose.
+	var what []string
+	if !lesson.OnlyExercises {
+		what = append(what, "Reconciler "+o.reconciler)
+	}
 	if o.solution != "" && o.exercise == "" {
 		o.exercise = o.solution // a solution is checked with its exercise's checks
 	}
@@ -95,13 +100,13 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 			return nil, err
 		}
 		env = append(env, kittest.OverlayEnv+"="+overlay)
-		what += ", solution " + o.solution
+		what = append(what, "solution "+o.solution)
 	}
 	if o.exercise != "" {
-		what += ", exercise " + o.exercise
+		what = append(what, "exercise "+o.exercise)
 	}
 	env = append(env, kittest.ExerciseEnv+"="+o.exercise)
-	fmt.Fprintf(w, "Checking lesson %s (%s) with %s; each wait gives up after %s.\n", o.lesson, lesson.Tier, what, o.timeout)
+	fmt.Fprintf(w, "Checking lesson %s (%s) with %s; each wait gives up after %s.\n", o.lesson, lesson.Tier, strings.Join(what, ", "), o.timeout)
 
 	start := time.Now()
 	// The controller and the suite are built once per run of this program (a
