@@ -81,7 +81,12 @@ func LoadKubeconfig() (clientcmdapi.Config, string, error) {
 			"(start a cluster with 'make local-up', or 'KIT_CLUSTER=NAME make local-up' for one called NAME; or set KUBECONFIG)", path, err)
 	}
 	ctx := raw.CurrentContext
-	allowed := strings.HasPrefix(ctx, "kind-") || IsKitCluster(RepoRoot(), ctx)
+	allowed := strings.HasPrefix(ctx, "kind-")
+	if dir, err := os.Getwd(); !allowed && err == nil {
+		// Outside a kit tree (no go.work above) no cluster is the kit's.
+		root, err := rootAbove(dir)
+		allowed = err == nil && IsKitCluster(root, ctx)
+	}
 	if !allowed && os.Getenv(AnyContextEnv) != "1" {
 		return clientcmdapi.Config{}, path, fmt.Errorf("refusing to run e2e tests against context %q from %s: the suites create and delete objects, "+
 			"and this is neither a local cluster this kit made (its _output/cluster-NAME.json names it) nor a kind cluster.\n"+

@@ -135,3 +135,12 @@ func TestNamespaceReturnsOnceItsDefaultServiceAccountExists(t *testing.T) {
 		t.Fatalf("Namespace returned before the namespace's ServiceAccount default existed: %v", err)
 	}
 }
+
+func TestLoadKubeconfigOutsideAKitTreeRefusesALocalContextWithoutPanicking(t *testing.T) {
+	writeKubeconfig(t, "kwok-controller-kit")
+	t.Setenv(AnyContextEnv, "")
+	t.Chdir(t.TempDir()) // no go.work above: no cluster file to vouch for the context
+	if _, _, err := LoadKubeconfig(); err == nil || !strings.Contains(err.Error(), "refusing") {
+		t.Fatalf("LoadKubeconfig outside a kit tree with context kwok-controller-kit: error %v; want a refusal", err)
+	}
+}
