@@ -176,6 +176,11 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		forgetComponent(&gb, notOwned)
 		setBlocked(&gb, ReasonChildConflict, notOwned.Error())
 		return ctrl.Result{}, r.updateStatus(ctx, &gb, oldStatus)
+	case apierrors.IsConflict(err):
+		// A child changed between the cache read and the update (the
+		// deployment controller writes its status all the time): nothing is
+		// wrong, and the child's change queues the Guestbook again (Owns).
+		return ignoreConflict(ctx, fmt.Errorf("updating a child: %w", err))
 	case err != nil:
 		setBlocked(&gb, ReasonReconcileError, err.Error())
 		return ctrl.Result{}, errors.Join(err, r.updateStatus(ctx, &gb, oldStatus))
@@ -183,7 +188,7 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 
 	// 6. Register the Guestbook in the directory (the finalizer removes it).
 	if err := r.Directory.Register(ctx, &gb); err != nil {
-		return ctrl.Result{}, fmt.Errorf("registering in the directory: %w", err)
+		return ignoreConflict(ctx, fmt.Errorf("registering in the directory: %w", err))
 	}
 
 	// 7. Report what the Deployments say, if that differs from the last report.
@@ -261,7 +266,9 @@ func byChildName(guestbooks client.Reader) handler.MapFunc {
 }
 
 // ignoreConflict turns a write conflict into success: a conflict means the
-// Guestbook changed after it was read, and that change queues it again anyway.
+// object written (the Guestbook, a child, the directory) changed after it was
+// read, and that change queues the Guestbook again anyway. It is not a failure:
+// no error, no Warning event, no Degraded condition.
 func ignoreConflict(ctx context.Context, err error) (ctrl.Result, error) {
 	return ctrl.Result{}, ignoreConflictErr(ctx, err)
 }
@@ -269,7 +276,7 @@ func ignoreConflict(ctx context.Context, err error) (ctrl.Result, error) {
 // ignoreConflictErr is ignoreConflict for functions that return only an error.
 func ignoreConflictErr(ctx context.Context, err error) error {
 	if apierrors.IsConflict(err) {
-		logf.FromContext(ctx).V(1).Info("Guestbook changed while being reconciled; the newer version is queued", "error", err.Error())
+		logf.FromContext(ctx).V(1).Info("Write conflict: the object changed since it was read; the Guestbook is queued again", "error", err.Error())
 		return nil
 	}
 	return err

@@ -109,16 +109,30 @@ func restingGuestbookCostsNoWrite(t *testing.T, c client.Client, cs kubernetes.I
 
 // conflictsAreRequeuesNotErrors annotates the Guestbook every 50 ms during
 // its first 5 s of converging: a Reconciler that read it a moment earlier then
-// writes an old resourceVersion, and the API server answers 409 Conflict. That
-// is no error: the newer version is already queued. The annotating stops after
+// writes an old resourceVersion, and the API server answers 409 Conflict. It
+// also changes the frontend's replicas every 200 ms, so the operator updates the
+// frontend Deployment while the deployment controller writes its status, and
+// those updates conflict too. None of
+// that is an error: the newer version is already queued. The changing stops after
 // 5 s because on a loaded machine one reconcile can take longer than 50 ms,
 // and then every status write would conflict for as long as it went on.
 func conflictsAreRequeuesNotErrors(t *testing.T, c client.Client, cs kubernetes.Interface, manager *kittest.Process) {
 	ns := kittest.Namespace(t, cs, "guestbook")
 	createGuestbook(t, c, ns, "shop", 2)
-	stop := keepAnnotating(t, c, ns, "shop", 50*time.Millisecond)
+	// Changes to the Guestbook make its own writes conflict; changes to the
+	// frontend's replicas make the operator update the child Deployment while
+	// the deployment controller writes its status, so those updates conflict too.
+	annotate := keepChanging(t, 50*time.Millisecond, func(ctx context.Context, n int) error {
+		return mergeAnnotation(ctx, c, ns, "shop", "controller-kit.dev/e2e-poke", fmt.Sprint(n+1))
+	})
+	scale := keepChanging(t, 200*time.Millisecond, func(ctx context.Context, n int) error {
+		return mergeFrontendReplicas(ctx, c, ns, "shop", int32(n%6+1))
+	})
 	time.Sleep(5 * time.Second)
-	writes := stop()
+	writes := annotate() + scale()
+	if err := mergeFrontendReplicas(context.Background(), c, ns, "shop", 2); err != nil {
+		t.Fatalf("setting Guestbook %s/shop back to 2 frontend replicas: %v", ns, err)
+	}
 	waitAvailable(t, c, ns, "shop", 2)
 	// A reconcile that read the Guestbook just before the last change may
 	// still be writing.
@@ -148,10 +162,19 @@ func mergeAnnotation(ctx context.Context, c client.Client, ns, name, key, value 
 	return c.Patch(ctx, gb, client.RawPatch(types.MergePatchType, []byte(patch)))
 }
 
-// keepAnnotating changes an annotation of the Guestbook every interval until
-// the returned function is called (or the test ends); that function returns
-// how many changes were made.
-func keepAnnotating(t *testing.T, c client.Client, ns, name string, interval time.Duration) func() int {
+// mergeFrontendReplicas sets the Guestbook's frontend replicas with a merge
+// patch, which carries no resourceVersion and so never conflicts.
+func mergeFrontendReplicas(ctx context.Context, c client.Client, ns, name string, replicas int32) error {
+	gb := &webappv1.Guestbook{}
+	gb.Namespace, gb.Name = ns, name
+	patch := fmt.Sprintf(`{"spec":{"frontend":{"replicas":%d}}}`, replicas)
+	return c.Patch(ctx, gb, client.RawPatch(types.MergePatchType, []byte(patch)))
+}
+
+// keepChanging calls change(ctx, n) every interval, n counting the changes made
+// so far, until the returned function is called (or the test ends); that
+// function returns how many changes were made.
+func keepChanging(t *testing.T, interval time.Duration, change func(ctx context.Context, n int) error) func() int {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
@@ -164,7 +187,7 @@ func keepAnnotating(t *testing.T, c client.Client, ns, name string, interval tim
 				done <- n
 				return
 			case <-tick.C:
-				if mergeAnnotation(ctx, c, ns, name, "controller-kit.dev/e2e-poke", fmt.Sprint(n+1)) == nil {
+				if change(ctx, n) == nil {
 					n++
 				}
 			}
