@@ -103,11 +103,7 @@ run-sample: ## Lesson 2: install the Foo CRD, apply an example Foo, run sample-c
 run-guestbook: ## Lesson 3: install the Guestbook CRD, apply a sample, run the manager.
 	@$(MAKE) --no-print-directory -C kubebuilder-guestbook run
 
-# make check knobs: the LESSON to check, the RECONCILER to check it with (stub,
-# reference, or a name you registered in the tier), an EXERCISE beyond the
-# reference to check too, a reference SOLUTION (docs/solutions/) to build with,
-# RUN to run only the checks whose test names match (go test -run), and how long
-# each wait may take (CHECK_TIMEOUT); V=1 prints the whole output of a failed check.
+# make check's knobs (make help prints these ##% lines).
 ##% LESSON check: the lesson to check, 0 to 3
 LESSON ?=
 ##% RECONCILER check, run-*: stub, reference (the default) or a name you registered in the tier's reconcilers map
@@ -201,14 +197,11 @@ test-checks: ## The checks stay honest: each lesson's stub fails exactly the che
 test-solutions: ## Each exercise check passes against its solution (docs/solutions) and fails against the reference (lessons in parallel).
 	@hack/test-lessons.sh --solution
 
-# make test-reliability knobs: how many Foos and Guestbooks the crash scenarios
-# create at once (make test runs them smaller).
-##% RELIABILITY_FOOS test-reliability: Foos created at once in the crash scenarios (default 500)
+##% RELIABILITY_FOOS test-reliability: Foos created at once in the crash scenarios (default 500; make test runs 60)
 RELIABILITY_FOOS ?= 500
-##% RELIABILITY_GUESTBOOKS test-reliability: Guestbooks created at once (default 50)
+##% RELIABILITY_GUESTBOOKS test-reliability: Guestbooks created at once (default 50; make test runs 5)
 RELIABILITY_GUESTBOOKS ?= 50
-# RELIABILITY_RUN picks scenarios by test name (go test -run); empty: all of them.
-##% RELIABILITY_RUN test-reliability: only the scenarios whose test names match (go test -run)
+##% RELIABILITY_RUN test-reliability: only the scenarios whose test names match (go test -run); empty: all of them
 RELIABILITY_RUN ?=
 
 .PHONY: test-reliability
@@ -216,7 +209,6 @@ test-reliability: ## Reliability scenarios (controllers killed mid-burst, the AP
 	@hack/build-bins.sh cluster
 	@cd hack/reliability && go test -tags e2e -count=1 -timeout 60m -v $(if $(RELIABILITY_RUN),-run '$(RELIABILITY_RUN)') . -args -foos=$(RELIABILITY_FOOS) -guestbooks=$(RELIABILITY_GUESTBOOKS)
 
-# make fuzz knob: how long each fuzz target runs (go test -fuzztime).
 ##% FUZZTIME fuzz: how long each fuzz target runs (default 10s)
 FUZZTIME ?= 10s
 
@@ -231,9 +223,6 @@ fuzz: ## Fuzz each tier's pure parts: FUZZTIME per target (default 10s)
 		done; \
 	done
 
-# make bench knobs: N Foos per burst, IDLE window, REPEAT runs, SCENARIOS to run,
-# and BENCH_FLAGS for any other flag of the harness (cd hack/bench && go run . -h),
-# such as -one-cluster, make test's smoke run on one cluster.
 ##% N bench: Foos per burst (default 200)
 N ?= 200
 ##% IDLE bench: how long each controller is watched once converged, its writes and Events counted (default 60s)
@@ -242,7 +231,7 @@ IDLE ?= 60s
 REPEAT ?= 1
 ##% SCENARIOS bench: which scenarios (default ours,upstream,ours-upstream-settings,floor,guestbook)
 SCENARIOS ?= ours,upstream,ours-upstream-settings,floor,guestbook
-##% BENCH_FLAGS bench: any other flag of the harness (cd hack/bench && go run . -h)
+##% BENCH_FLAGS bench: any other flag of the harness (cd hack/bench && go run . -h), such as -one-cluster (make test's smoke run: every scenario on one cluster)
 BENCH_FLAGS ?=
 
 .PHONY: bench
@@ -250,9 +239,7 @@ bench: ## Performance scenarios on fresh local clusters, ours beside upstream an
 	@hack/build-bins.sh cluster
 	@cd hack/bench && GOWORK=off go run . -n $(N) -idle $(IDLE) -repeat $(REPEAT) -scenarios $(SCENARIOS) $(BENCH_FLAGS)
 
-# make bench-scale knobs: the Ns (10,000 is opt-in: SIZES=100,1000,5000,10000), the
-# scenarios and the idle window of each run.
-##% SIZES bench-scale: the Ns (default 100,1000,5000; add 10000 for the largest)
+##% SIZES bench-scale: the Ns (default 100,1000,5000; 10,000 is opt-in, about 50 min on 2 cores: SIZES=100,1000,5000,10000)
 SIZES ?= 100,1000,5000
 ##% SCALE_SCENARIOS bench-scale: which scenarios (default ours,floor,guestbook,upstream)
 SCALE_SCENARIOS ?= ours,floor,guestbook,upstream
