@@ -175,7 +175,8 @@ var shippedTiers = []shippedTier{{
 	// Namespaces everywhere, creates and updates the children, updates
 	// Guestbooks (finalizer) and their status, records events.k8s.io events,
 	// keeps a directory ConfigMap in its own namespace (get, create, update
-	// through the API reader, no cache), holds a Lease there (controller-runtime's
+	// through the API reader; list and watch for the cache that holds that one
+	// ConfigMap, to repair it), holds a Lease there (controller-runtime's
 	// leader election records core/v1 events about it there), and reviews the
 	// tokens of callers of its metrics endpoint.
 	dir:            "kubebuilder-guestbook",
@@ -190,7 +191,7 @@ var shippedTiers = []shippedTier{{
 		can("get,list,watch,create,update", "services", "cluster"),
 		can("get,list,watch", "namespaces", "cluster"),
 		can("create,patch", "events.events.k8s.io", "cluster"),
-		can("get,create,update", "configmaps", "ns"),
+		can("get,list,watch,create,update", "configmaps", "ns"),
 		can("get,create,update", "leases.coordination.k8s.io", "ns"),
 		can("create,patch", "events", "ns"),
 		can("create", "tokenreviews.authentication.k8s.io", "cluster"),
@@ -202,10 +203,11 @@ var shippedTiers = []shippedTier{{
 		can("delete,deletecollection,patch", "services", "cluster"),
 		can("create,delete,patch", "guestbooks.webapp.controller-kit.dev", "cluster"),
 		can("create,update,delete", "namespaces", "cluster"),
-		// The directory is one ConfigMap in its own namespace, read by name.
-		can("list,watch,delete,patch", "configmaps", "ns"),
-		can("get,create,update", "configmaps", "elsewhere"),
-		can("create,update", "configmaps", "cluster"),
+		// The directory is one ConfigMap in its own namespace: nothing on
+		// ConfigMaps anywhere else.
+		can("delete,patch", "configmaps", "ns"),
+		can("get,list,watch,create,update", "configmaps", "elsewhere"),
+		can("list,watch,create,update", "configmaps", "cluster"),
 		can("get,list", "secrets", "ns"),
 		can("get,list", "secrets", "cluster"),
 		can("delete,list,watch,patch", "leases.coordination.k8s.io", "ns"),

@@ -37,6 +37,7 @@ import (
 	// to ensure that exec-entrypoint and run can make use of them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -45,6 +46,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/leaderelection"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -302,8 +304,12 @@ func run() error {
 	// then reads "manager/<version> (...) guestbook-operator").
 	rest.AddUserAgent(restConfig, controller.ControllerName)
 
+	// The directory ConfigMap the Reconciler keeps; the manager's cache holds
+	// that one ConfigMap and no other (Directory.CacheOptions).
+	directory := &controller.Directory{Key: types.NamespacedName{Namespace: operatorNamespace, Name: controller.DirectoryName}}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                  scheme,
+		Cache:                   cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.ConfigMap{}: directory.CacheOptions()}},
 		Metrics:                 metricsServerOptions,
 		WebhookServer:           webhook.NewServer(webhookServerOptions),
 		HealthProbeBindAddress:  probeAddr,
@@ -332,21 +338,18 @@ func run() error {
 	}
 
 	writer := client.WithFieldOwner(mgr.GetClient(), controller.ControllerName)
+	directory.Client, directory.Reader = writer, mgr.GetAPIReader()
 	r := reconcilers[reconcilerName](reconcilerDeps{
-		client:   writer,
-		scheme:   mgr.GetScheme(),
-		recorder: mgr.GetEventRecorder(controller.ControllerName),
-		directory: &controller.Directory{
-			Client: writer,
-			Reader: mgr.GetAPIReader(),
-			Key:    types.NamespacedName{Namespace: operatorNamespace, Name: controller.DirectoryName},
-		},
+		client:    writer,
+		scheme:    mgr.GetScheme(),
+		recorder:  mgr.GetEventRecorder(controller.ControllerName),
+		directory: directory,
 	})
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("creating the guestbook controller: %w", err)
 	}
 	setupLog.Info("Guestbook controller set up", "reconciler", reconcilerName, "workers", workers,
-		"directory", types.NamespacedName{Namespace: operatorNamespace, Name: controller.DirectoryName})
+		"directory", directory.Key)
 
 	if enableWebhooks {
 		if err := webhookv1.SetupGuestbookWebhookWithManager(mgr); err != nil {

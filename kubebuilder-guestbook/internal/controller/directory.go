@@ -23,10 +23,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
 )
@@ -43,8 +49,8 @@ const DirectoryName = "guestbook-directory"
 type Directory struct {
 	// Client writes the ConfigMap.
 	Client client.Client
-	// Reader reads it. The manager's API reader goes straight to the API server,
-	// so the operator needs no cluster-wide list/watch on ConfigMaps.
+	// Reader reads it before each write. The manager's API reader goes straight
+	// to the API server, so a worker sees what another worker wrote a moment ago.
 	Reader client.Reader
 	// Key is the ConfigMap's namespace and name.
 	Key types.NamespacedName
@@ -64,8 +70,10 @@ func entryValue(gb *webappv1.Guestbook) string {
 // directory ConfigMap: with --workers above 1 several Guestbooks register at once,
 // and the one ConfigMap they share is then updated (a Conflict) or created (an
 // AlreadyExists) by another worker between a read and a write. Each retry reads
-// again. Nothing else requeues such a loser, because the operator does not watch
-// ConfigMaps. Other errors, and a race lost four times, are returned.
+// again. Nothing else requeues such a loser: the watch on the directory
+// (Repairs) queues a Guestbook only when its entry was removed or changed, and
+// another worker's write does neither. Other errors, and a race lost four times,
+// are returned.
 func sharedWrite(write func() error) error {
 	lostRace := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
 	return retry.OnError(retry.DefaultBackoff, lostRace, write)
@@ -125,4 +133,62 @@ func (d *Directory) unregister(ctx context.Context, gb *webappv1.Guestbook) erro
 	}
 	delete(cm.Data, key)
 	return d.Client.Update(ctx, &cm)
+}
+
+// CacheOptions returns what the manager's cache needs to watch the directory
+// ConfigMap and nothing else: the one object, by namespace and name (a field
+// selector), so the operator caches no other ConfigMap and needs list and watch
+// on ConfigMaps only in its own namespace. Give it to the manager as
+// cache.Options{ByObject: ...} with the key &corev1.ConfigMap{}.
+func (d *Directory) CacheOptions() cache.ByObject {
+	return cache.ByObject{
+		Namespaces: map[string]cache.Config{d.Key.Namespace: {}},
+		Field:      fields.OneTermEqualSelector("metadata.name", d.Key.Name),
+	}
+}
+
+// Repairs is the event handler that keeps the directory repaired: a controller
+// watches what it generates. When someone deletes the ConfigMap, every Guestbook
+// is queued, and its reconcile registers it again (creating the ConfigMap); when
+// someone removes or changes an entry by hand, the Guestbook whose entry it was
+// is queued. The operator's own writes only add or set entries that are right,
+// so they queue nothing, and an entry removed because its Guestbook is going
+// away queues nothing either. guestbooks reads the Guestbooks (the manager's
+// cache). Events of other ConfigMaps are ignored.
+func (d *Directory) Repairs(guestbooks client.Reader) handler.TypedEventHandler[client.Object, reconcile.Request] {
+	queue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], lost func(gb *webappv1.Guestbook) bool) {
+		var list webappv1.GuestbookList
+		if err := guestbooks.List(ctx, &list); err != nil {
+			logf.FromContext(ctx).Error(err, "Cannot list the Guestbooks to repair the directory", "directory", d.Key)
+			return
+		}
+		for i := range list.Items {
+			gb := &list.Items[i]
+			if gb.DeletionTimestamp.IsZero() && lost(gb) {
+				q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(gb)})
+			}
+		}
+	}
+	isDirectory := func(obj client.Object) bool {
+		return obj.GetNamespace() == d.Key.Namespace && obj.GetName() == d.Key.Name
+	}
+	return handler.Funcs{
+		UpdateFunc: func(ctx context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			oldCM, ok1 := e.ObjectOld.(*corev1.ConfigMap)
+			newCM, ok2 := e.ObjectNew.(*corev1.ConfigMap)
+			if !ok1 || !ok2 || !isDirectory(newCM) {
+				return
+			}
+			queue(ctx, q, func(gb *webappv1.Guestbook) bool {
+				key := EntryKey(gb)
+				_, had := oldCM.Data[key]
+				return had && newCM.Data[key] != entryValue(gb)
+			})
+		},
+		DeleteFunc: func(ctx context.Context, e ctrlevent.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if isDirectory(e.Object) {
+				queue(ctx, q, func(*webappv1.Guestbook) bool { return true })
+			}
+		},
+	}
 }

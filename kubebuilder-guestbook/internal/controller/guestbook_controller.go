@@ -112,7 +112,7 @@ var _ reconcile.Reconciler = &GuestbookReconciler{}
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",namespace=kubebuilder-guestbook-system,resources=configmaps,verbs=get;create;update
+// +kubebuilder:rbac:groups="",namespace=kubebuilder-guestbook-system,resources=configmaps,verbs=get;list;watch;create;update
 
 // Reconcile brings the Guestbook named by req to its spec. It is level-triggered:
 // it looks at the whole world each time and writes only what differs, so running
@@ -218,9 +218,19 @@ func (r *GuestbookReconciler) finalize(ctx context.Context, gb *webappv1.Guestbo
 	return nil
 }
 
-// SetupWithManager registers the reference Reconciler with the manager.
+// SetupWithManager registers the reference Reconciler with the manager: the
+// shared plumbing, plus a watch on the directory ConfigMap it generates, so a
+// directory deleted or edited by hand is repaired at once rather than at the
+// next resync (Directory.Repairs; the manager's cache holds only that one
+// ConfigMap, see Directory.CacheOptions).
 func (r *GuestbookReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return NewControllerBuilder(mgr).Complete(r)
+	return r.controllerBuilder(mgr).Complete(r)
+}
+
+// controllerBuilder is NewControllerBuilder plus the watch on the directory.
+func (r *GuestbookReconciler) controllerBuilder(mgr ctrl.Manager) *ctrl.Builder {
+	return NewControllerBuilder(mgr).
+		Watches(&corev1.ConfigMap{}, r.Directory.Repairs(mgr.GetCache()))
 }
 
 // NewControllerBuilder is the plumbing every Guestbook Reconciler shares: a

@@ -541,3 +541,39 @@ func expectDegradedWithoutChildren(t *testing.T, ns, name, reason, field string)
 		t.Errorf("%s events = %v; want exactly one Warning naming %s", reason, got, field)
 	}
 }
+
+// A controller watches what it generates: the directory ConfigMap, deleted or
+// edited by hand, is repaired within seconds, not at the next resync (10 h).
+func TestDirectoryDeletedOrEditedByHandIsRepaired(t *testing.T) {
+	ns := newNamespace(t)
+	for _, name := range []string{"alpha", "beta"} {
+		createGuestbook(t, ns, name)
+	}
+	listed := func(names ...string) func(ctx context.Context) (bool, error) {
+		return func(ctx context.Context) (bool, error) {
+			for _, name := range names {
+				v, ok, err := directoryEntry(ctx, ns, name)
+				if err != nil || !ok || v != "http://"+name+"-frontend."+ns+".svc" {
+					return false, client.IgnoreNotFound(err)
+				}
+			}
+			return true, nil
+		}
+	}
+	eventually(t, "both Guestbooks in the directory", listed("alpha", "beta"))
+	key := types.NamespacedName{Namespace: operatorNamespace, Name: DirectoryName}
+
+	// kubectl delete configmap guestbook-directory
+	if err := k8sClient.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}); err != nil {
+		t.Fatalf("deleting the directory: %v", err)
+	}
+	eventually(t, "the deleted directory back with both Guestbooks", listed("alpha", "beta"))
+
+	// One entry removed by hand (a JSON patch), another entry changed by hand.
+	patch := fmt.Sprintf(`[{"op":"remove","path":"/data/%s.alpha"},{"op":"replace","path":"/data/%s.beta","value":"http://elsewhere"}]`, ns, ns)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	if err := k8sClient.Patch(context.Background(), cm, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil {
+		t.Fatalf("editing the directory by hand: %v", err)
+	}
+	eventually(t, "the hand-edited entries restored", listed("alpha", "beta"))
+}

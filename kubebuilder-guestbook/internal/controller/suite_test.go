@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -110,6 +111,10 @@ func runSuite(m *testing.M) int {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		// The one ConfigMap the operator watches, as cmd/main.go sets it.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: (&Directory{Key: types.NamespacedName{Namespace: operatorNamespace, Name: DirectoryName}}).CacheOptions(),
+		}},
 		// The manager's client, as client.New would build it (reading from the
 		// manager's cache), with every write it sends added to written first.
 		// interceptor.NewClient wraps a client.WithWatch, hence NewWithWatch.
@@ -143,7 +148,7 @@ func runSuite(m *testing.M) int {
 		}
 		return res, err
 	})
-	if err := NewControllerBuilder(mgr).Complete(counted); err != nil {
+	if err := reconciler.controllerBuilder(mgr).Complete(counted); err != nil {
 		panic(err)
 	}
 	done := make(chan error)

@@ -23,12 +23,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -166,6 +168,36 @@ func TestGuestbookOperator(t *testing.T) {
 		if _, ok := cm.Data[ns+".shop"]; ok {
 			t.Errorf("directory entry %s.shop is still there after the Guestbook was deleted", ns)
 		}
+	})
+
+	// A controller watches what it generates: an entry removed by hand is
+	// written back. (Only the test's own entry: the directory is shared by the
+	// parallel tests, so this one never deletes the whole ConfigMap; the
+	// envtest suite does.)
+	t.Run("DirectoryEntryRemovedByHandIsRestored", func(t *testing.T) {
+		t.Parallel()
+		ns := kittest.Namespace(t, cs, "guestbook")
+		createGuestbook(t, c, ns, "shop", 1)
+		want := "http://shop-frontend." + ns + ".svc"
+		entry := func(ctx context.Context) (bool, error) {
+			var cm corev1.ConfigMap
+			err := c.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: "guestbook-directory"}, &cm)
+			return err == nil && cm.Data[ns+".shop"] == want, client.IgnoreNotFound(err)
+		}
+		kittest.Eventually(t, deadline, "the directory entry", entry)
+		// Settled: no child is changing any more, so no event of its own
+		// brings the Guestbook back to the Reconciler; only the watch can.
+		waitAvailable(t, c, ns, "shop", 1)
+		time.Sleep(2 * time.Second)
+
+		// kubectl -n <operator namespace> patch configmap guestbook-directory --type=json \
+		//   -p '[{"op":"remove","path":"/data/<namespace>.shop"}]'
+		patch := fmt.Sprintf(`[{"op":"remove","path":"/data/%s.shop"}]`, ns)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: "guestbook-directory"}}
+		if err := c.Patch(context.Background(), cm, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil {
+			t.Fatalf("removing the directory entry by hand: %v", err)
+		}
+		kittest.Eventually(t, deadline, "the entry removed by hand to be written back", entry)
 	})
 
 	t.Run("InvalidGuestbookIsRejectedNamingTheField", func(t *testing.T) {
