@@ -19,6 +19,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -151,24 +152,12 @@ func (d *Directory) CacheOptions() cache.ByObject {
 // watches what it generates. When someone deletes the ConfigMap, every Guestbook
 // is queued, and its reconcile registers it again (creating the ConfigMap); when
 // someone removes or changes an entry by hand, the Guestbook whose entry it was
-// is queued. The operator's own writes only add or set entries that are right,
-// so they queue nothing, and an entry removed because its Guestbook is going
-// away queues nothing either. guestbooks reads the Guestbooks (the manager's
-// cache). Events of other ConfigMaps are ignored.
+// is queued. An update looks only at the entries it changed, so the operator's
+// own writes, which add or set entries that are right, cost one map comparison
+// and queue nothing, and an entry removed because its Guestbook is going away
+// queues nothing either. guestbooks reads the Guestbooks (the manager's cache).
+// Events of other ConfigMaps are ignored.
 func (d *Directory) Repairs(guestbooks client.Reader) handler.TypedEventHandler[client.Object, reconcile.Request] {
-	queue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], lost func(gb *webappv1.Guestbook) bool) {
-		var list webappv1.GuestbookList
-		if err := guestbooks.List(ctx, &list); err != nil {
-			logf.FromContext(ctx).Error(err, "Cannot list the Guestbooks to repair the directory", "directory", d.Key)
-			return
-		}
-		for i := range list.Items {
-			gb := &list.Items[i]
-			if gb.DeletionTimestamp.IsZero() && lost(gb) {
-				q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(gb)})
-			}
-		}
-	}
 	isDirectory := func(obj client.Object) bool {
 		return obj.GetNamespace() == d.Key.Namespace && obj.GetName() == d.Key.Name
 	}
@@ -179,15 +168,38 @@ func (d *Directory) Repairs(guestbooks client.Reader) handler.TypedEventHandler[
 			if !ok1 || !ok2 || !isDirectory(newCM) {
 				return
 			}
-			queue(ctx, q, func(gb *webappv1.Guestbook) bool {
-				key := EntryKey(gb)
-				_, had := oldCM.Data[key]
-				return had && newCM.Data[key] != entryValue(gb)
-			})
+			for key, was := range oldCM.Data {
+				now, still := newCM.Data[key]
+				if still && now == was {
+					continue // untouched
+				}
+				// "<namespace>.<name>": a namespace has no dots, a name may.
+				namespace, name, ok := strings.Cut(key, ".")
+				if !ok {
+					continue
+				}
+				var gb webappv1.Guestbook
+				if err := guestbooks.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &gb); err != nil {
+					continue // no such Guestbook (any more): nothing to repair
+				}
+				if gb.DeletionTimestamp.IsZero() && now != entryValue(&gb) {
+					q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&gb)})
+				}
+			}
 		},
 		DeleteFunc: func(ctx context.Context, e ctrlevent.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if isDirectory(e.Object) {
-				queue(ctx, q, func(*webappv1.Guestbook) bool { return true })
+			if !isDirectory(e.Object) {
+				return
+			}
+			var list webappv1.GuestbookList
+			if err := guestbooks.List(ctx, &list); err != nil {
+				logf.FromContext(ctx).Error(err, "Cannot list the Guestbooks to repair the directory", "directory", d.Key)
+				return
+			}
+			for i := range list.Items {
+				if gb := &list.Items[i]; gb.DeletionTimestamp.IsZero() {
+					q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(gb)})
+				}
 			}
 		},
 	}
