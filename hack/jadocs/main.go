@@ -4,12 +4,12 @@
 // have the same headings and each Japanese heading carries the English one's
 // anchor (and its section number, followed by a space), that the Japanese page
 // has the English page's lists, numbered or bulleted and nested alike under the
-// same headings (so no step list renders as a paragraph), that their fenced
-// code blocks are byte for byte the same, that the
-// Japanese page's relative links resolve (to the Japanese twins where there are
-// some) and that both pages link to each other in their first lines. It prints
-// one line per problem, with the page, the line and what to do, and exits 1 when
-// there is any. `make verify-docs` at the repository root runs it:
+// same headings (so no step list renders as a paragraph), that their fenced code
+// blocks are byte for byte the same, that the Japanese page's relative links
+// resolve (to the Japanese twins where there are some) and that both pages link
+// to each other in their first lines. It prints one line per problem, with the
+// page, the line and what to do, and exits 1 when there is any.
+// `make verify-docs` at the repository root runs it:
 //
 //	go run ./hack/jadocs            # from the repository root
 //	go run ./hack/jadocs -root DIR  # another copy of the docs
@@ -18,9 +18,9 @@
 // twins, the one place that names them), markdown.go (what the checks read in a
 // page: headings, list items, code blocks, links, anchors), headings.go,
 // lists.go, blocks.go and links.go (one check each), align.go (matches two
-// pages' headings, list items or blocks
-// so that one missing does not shift the rest) and problem.go (what a check
-// reports). docs/ja/README.md gives translators the rules and the glossary.
+// pages' headings, list items or blocks so that one missing does not shift the
+// rest) and problem.go (what a check reports). docs/ja/README.md gives
+// translators the rules and the glossary.
 package main
 
 import (
