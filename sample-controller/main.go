@@ -112,6 +112,8 @@ type options struct {
 	burst      int
 	resync     time.Duration
 	reconciler string
+	// maxRetryDelay bounds the wait between two retries of a failed Foo.
+	maxRetryDelay time.Duration
 	// listReconcilers asks for the names --reconciler accepts instead of a run.
 	listReconcilers bool
 	leaderElect     bool
@@ -189,6 +191,7 @@ status. It is lesson 2 of controller-kit: docs/lessons/02-sample-controller.md.`
 	// controller" holds --concurrent-deployment-syncs); this is ours.
 	foo := sections.FlagSet("foo controller")
 	foo.IntVar(&o.workers, "workers", 16, "How many Foos are reconciled in parallel (each mostly waits on the API server, so more than the CPU count helps).")
+	foo.DurationVar(&o.maxRetryDelay, "max-retry-delay", 30*time.Second, "The longest wait between two retries of a failed Foo (the backoff starts at 5ms and doubles): the end of an outage is noticed within it. From 1s to 10m.")
 	foo.StringVar(&o.reconciler, "reconciler", "reference", "Which Reconciler runs: reference (the kit's) or stub (logs only, your starting point); see reconcilers.")
 	foo.BoolVar(&o.listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit.")
 
@@ -219,6 +222,9 @@ status. It is lesson 2 of controller-kit: docs/lessons/02-sample-controller.md.`
 func run(ctx context.Context, o options) error {
 	if _, ok := reconcilers[o.reconciler]; !ok {
 		return fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(reconcilerNames(), ", "))
+	}
+	if o.maxRetryDelay < time.Second || o.maxRetryDelay > 10*time.Minute {
+		return fmt.Errorf("--max-retry-delay=%s: want a delay from 1s to 10m, for example 30s", o.maxRetryDelay)
 	}
 	// Served by every replica, leader or not, from the start: a follower's
 	// metrics say it is waiting.
@@ -369,7 +375,7 @@ func runController(ctx context.Context, o options, kubeClient kubernetes.Interfa
 		recorder:    recorder,
 	})
 
-	c, err := controller.New(ctx, foos, deployments, r)
+	c, err := controller.New(ctx, foos, deployments, r, o.maxRetryDelay)
 	if err != nil {
 		return err
 	}

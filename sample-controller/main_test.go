@@ -123,3 +123,14 @@ func TestLeaseTimingsThatCannotWorkNameTheFlags(t *testing.T) {
 		}
 	}
 }
+
+// A --max-retry-delay outside 1s..10m is refused before anything connects,
+// naming the flag and a value that works.
+func TestMaxRetryDelayOutOfRangeNamesTheFlag(t *testing.T) {
+	for _, delay := range []time.Duration{0, 500 * time.Millisecond, time.Hour} {
+		err := run(context.Background(), options{reconciler: "reference", maxRetryDelay: delay, metricsAddr: "0"})
+		if err == nil || !strings.Contains(err.Error(), "--max-retry-delay="+delay.String()) || !strings.Contains(err.Error(), "30s") {
+			t.Errorf("--max-retry-delay=%s: error %v, want one naming the flag and 30s", delay, err)
+		}
+	}
+}

@@ -5,7 +5,7 @@
 //	informer (list+watch Pods, local cache)
 //	  --event handlers--> workqueue (rate-limited, de-duplicated namespace/name keys)
 //	  --> N workers: Get key -> Reconciler.Reconcile(key)
-//	      -> Forget on success / AddRateLimited on error (drop after --max-retries) -> Done
+//	      -> Forget on success / AddRateLimited on error (fast, then every --max-retry-delay) -> Done
 //
 // It reads top to bottom in the loop's order: main, parseFlags, run, NewController
 // and enqueue, Run, processNextWorkItem and handleResult, then the Reconcilers, the
@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,6 +55,7 @@ type options struct {
 	kubeconfig, namespace, reconciler string
 	workers, maxRetries, burst        int
 	qps                               float64
+	maxRetryDelay                     time.Duration
 	listReconcilers                   bool
 	metricsAddr                       string // "0": no /metrics, no /debug/pprof/
 }
@@ -91,7 +93,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty = the default loading rules ($KUBECONFIG, ~/.kube/config, in-cluster)")
 	fs.StringVar(&o.namespace, "namespace", "", "watch Pods in this namespace only; empty = all namespaces")
 	fs.IntVar(&o.workers, "workers", 2, "number of workers reconciling keys in parallel (one key is never reconciled by two workers at once)")
-	fs.IntVar(&o.maxRetries, "max-retries", 5, "retries with backoff after a failed reconcile, before the key is dropped until its next event")
+	fs.IntVar(&o.maxRetries, "max-retries", 5, "fast retries of a failed key (5 ms, doubling) before the slow ones, every --max-retry-delay; a key is never dropped")
+	fs.DurationVar(&o.maxRetryDelay, "max-retry-delay", 30*time.Second, "the longest wait between two retries of a failed key: the end of an outage is noticed within it")
 	fs.StringVar(&o.reconciler, "reconciler", "reference", "which Reconciler to run: reference (labels Pods with their phase) or stub (only logs); see reconcilers")
 	fs.BoolVar(&o.listReconcilers, "list-reconcilers", false, "print the names --reconciler accepts, one per line, and exit")
 	fs.Float64Var(&o.qps, "kube-api-qps", 200, "client-side limit of API requests per second")
@@ -106,8 +109,8 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("unexpected argument %q: this command takes flags only (see -h)", fs.Arg(0))
 	case o.workers < 1:
 		return o, fmt.Errorf("--workers=%d: need at least 1 worker, for example --workers=1", o.workers)
-	case o.maxRetries < 0:
-		return o, fmt.Errorf("--max-retries=%d: must be 0 (never retry) or more", o.maxRetries)
+	case o.maxRetries < 0 || o.maxRetryDelay < time.Second || o.maxRetryDelay > 10*time.Minute:
+		return o, fmt.Errorf("--max-retries=%d --max-retry-delay=%s: want 0 or more fast retries and a delay from 1s to 10m, for example 5 and 30s", o.maxRetries, o.maxRetryDelay)
 	case reconcilers[o.reconciler] == nil:
 		return o, fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(slices.Sorted(maps.Keys(reconcilers)), ", "))
 	case o.qps <= 0 || o.burst < 1:
@@ -150,18 +153,18 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("creating the clientset: %w", err)
 	}
 
-	// Resync 0: every reconcile has a real event behind it. Level-triggered
-	// Reconcilers do not need periodic replays to stay correct.
+	// Resync 0: every reconcile has an event or a retry behind it. A failed key is
+	// retried until it succeeds (handleResult), so no periodic replay is needed.
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(o.namespace))
 	podInformer := factory.Core().V1().Pods()
 	reconciler := reconcilers[o.reconciler](reconcilerDeps{client: client, pods: podInformer.Lister()})
-	controller, err := NewController(ctx, podInformer.Informer(), reconciler, o.maxRetries)
+	controller, err := NewController(ctx, podInformer.Informer(), reconciler, o.maxRetries, o.maxRetryDelay)
 	if err != nil {
 		return err
 	}
 
 	logger.Info("Starting", "reconciler", o.reconciler, "namespace", o.namespace, "workers", o.workers,
-		"maxRetries", o.maxRetries, "server", config.Host)
+		"maxRetries", o.maxRetries, "maxRetryDelay", o.maxRetryDelay, "server", config.Host)
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	controller.Run(ctx, o.workers)
@@ -175,20 +178,22 @@ type Controller struct {
 	reconciler    Reconciler
 	queue         workqueue.TypedRateLimitingInterface[string]
 	handlerSynced cache.InformerSynced // our handlers have seen the informer's first list
-	maxRetries    int
+	maxRetries    int                  // fast retries of a failed key
+	maxRetryDelay time.Duration        // the wait between two slow retries
 }
 
 // NewController registers the event handlers on informer and returns a Controller that
-// passes the key of every object it sees to reconciler, retrying a failed key up to
-// maxRetries times. Nothing is specific to Pods. It fails only if the informer stopped.
-func NewController(ctx context.Context, informer cache.SharedInformer, reconciler Reconciler, maxRetries int) (*Controller, error) {
-	c := &Controller{
-		reconciler: reconciler,
-		maxRetries: maxRetries,
-		// The default controller rate limiter retries a key after 5ms, 10ms, 20ms, ...
-		// (capped at 1000s), and all keys together at 10 per second with bursts of 100.
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
+// passes the key of every object it sees to reconciler and retries a failed key (see
+// handleResult). Nothing is specific to Pods. It fails only if the informer stopped.
+func NewController(ctx context.Context, informer cache.SharedInformer, reconciler Reconciler, maxRetries int, maxRetryDelay time.Duration) (*Controller, error) {
+	c := &Controller{reconciler: reconciler, maxRetries: maxRetries, maxRetryDelay: maxRetryDelay,
+		// A failed key waits the longer of 5 ms doubling per failure (capped at maxRetryDelay)
+		// and, after maxRetries failures, maxRetryDelay. No bucket for all keys, unlike
+		// client-go's default: 1000 keys failing at once would wait 100 s each behind it.
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.NewTypedMaxOfRateLimiter(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, maxRetryDelay),
+			workqueue.NewTypedItemFastSlowRateLimiter[string](0, maxRetryDelay, maxRetries),
+		), workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
 	}
 	logger := klog.FromContext(ctx)
 	registration, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -271,22 +276,18 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	return true
 }
 
-// handleResult is the retry policy. Success resets the key's backoff; a failure is
-// retried with a growing delay up to maxRetries times, then dropped until the next event.
+// handleResult is the retry policy. Success resets the key's backoff. A failure is
+// retried maxRetries times with a growing delay, then every maxRetryDelay, until
+// Reconcile returns nil (it does for a Pod that is gone): with no resync, a dropped key
+// would wait for an event a settled Pod may never get, and its work would be lost.
 func (c *Controller) handleResult(ctx context.Context, key string, err error) {
-	logger := klog.FromContext(ctx)
 	if err == nil {
 		c.queue.Forget(key)
 		return
 	}
-	retries := c.queue.NumRequeues(key)
-	if retries < c.maxRetries {
-		logger.Error(err, "Reconcile failed, will retry with backoff", "key", key, "retry", retries+1, "maxRetries", c.maxRetries)
-		c.queue.AddRateLimited(key)
-		return
-	}
-	c.queue.Forget(key)
-	logger.Error(err, "Reconcile failed, dropping the key until its next event", "key", key, "attempts", retries+1)
+	retries := c.queue.NumRequeues(key) // failures before this one
+	c.queue.AddRateLimited(key)
+	klog.FromContext(ctx).Error(err, "Reconcile failed, will retry", "key", key, "retry", retries+1, "fast", retries < c.maxRetries)
 }
 
 // Reconciler makes the cluster match what one Pod asks for. It gets a key, not an

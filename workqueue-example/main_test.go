@@ -93,7 +93,7 @@ type harness struct {
 // start builds a Controller on a fake clientset holding objects, starts its
 // informer and Run in the background, and waits for the informer's first list, so
 // that objects the test creates afterwards arrive as watch events. The Controller is
-// stopped at cleanup.
+// stopped at cleanup. Its slow retries come testMaxRetryDelay apart.
 func start(t *testing.T, rec *recordingReconciler, maxRetries, workers int, objects ...runtime.Object) *harness {
 	t.Helper()
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
@@ -103,7 +103,7 @@ func start(t *testing.T, rec *recordingReconciler, maxRetries, workers int, obje
 	factory := informers.NewSharedInformerFactory(client, 0)
 	podInformer := factory.Core().V1().Pods()
 	rec.pods = podInformer.Lister()
-	controller, err := NewController(ctx, podInformer.Informer(), rec, maxRetries)
+	controller, err := NewController(ctx, podInformer.Informer(), rec, maxRetries, testMaxRetryDelay)
 	if err != nil {
 		t.Fatalf("NewController: %v", err)
 	}
@@ -208,7 +208,7 @@ func TestDeleteHandlerEnqueuesTheKeyOfPodsAndTombstones(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			logger, ctx := ktesting.NewTestContext(t)
 			factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
-			c, err := NewController(ctx, factory.Core().V1().Pods().Informer(), &recordingReconciler{}, 5)
+			c, err := NewController(ctx, factory.Core().V1().Pods().Informer(), &recordingReconciler{}, 5, testMaxRetryDelay)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,11 +238,8 @@ func TestFailedReconcileIsRetriedAndSuccessResetsTheRetryCount(t *testing.T) {
 	eventually(t, "a second, successful attempt and the retry count back at 0", func() bool {
 		return rec.attempts("team-a/flaky") == 2 && h.controller.queue.NumRequeues("team-a/flaky") == 0
 	})
-	if n := h.countLogs("Reconcile failed, will retry with backoff"); n != 1 {
+	if n := h.countLogs("Reconcile failed, will retry"); n != 1 {
 		t.Errorf("logged %d retries, want 1", n)
-	}
-	if n := h.countLogs("Reconcile failed, dropping the key until its next event"); n != 0 {
-		t.Errorf("logged %d drops of a key that succeeded on retry, want 0", n)
 	}
 }
 
@@ -332,30 +329,30 @@ func metricValue(t *testing.T, name string, labels map[string]string) float64 {
 	return 0
 }
 
-func TestAlwaysFailingKeyIsAttemptedOnePlusMaxRetriesTimesThenDropped(t *testing.T) {
-	const maxRetries = 3
-	const key = "team-a/broken"
+// testMaxRetryDelay stands in for --max-retry-delay (30 s) in these tests.
+const testMaxRetryDelay = 100 * time.Millisecond
+
+// A key that fails longer than its fast retries last (a refusal of 20 s, an API
+// server restart) is not dropped: it is retried every max-retry-delay until it
+// succeeds, and then forgotten. With resync 0 a dropped key would never come
+// back for a Pod that does not change, and its work would be lost.
+func TestFailingKeyIsRetriedPastMaxRetriesUntilItSucceeds(t *testing.T) {
+	const maxRetries, failures = 2, 5 // the last 3 failures get slow retries
+	const key = "team-a/refused"
 	rec := &recordingReconciler{result: func(_ context.Context, key string, attempt int) error {
-		return fmt.Errorf("injected failure %d for %s", attempt, key)
+		if attempt <= failures {
+			return fmt.Errorf("injected failure %d for %s", attempt, key)
+		}
+		return nil
 	}}
-	h := start(t, rec, maxRetries, 2, newPod("team-a", "broken", nil))
+	h := start(t, rec, maxRetries, 2, newPod("team-a", "refused", nil))
 
-	dropMsg := "Reconcile failed, dropping the key until its next event"
-	eventually(t, "the key to be dropped", func() bool { return h.countLogs(dropMsg) > 0 })
-
-	if got, want := rec.attempts(key), 1+maxRetries; got != want {
-		t.Errorf("reconciled %d times before the drop, want 1 + max-retries = %d", got, want)
-	}
-	if n := h.countLogs(dropMsg); n != 1 {
-		t.Errorf("logged the drop %d times, want once", n)
-	}
-	// A key waiting for its backoff would still count its failures; a dropped key
-	// has been forgotten, and nothing is left in the queue.
-	if n := h.controller.queue.NumRequeues(key); n != 0 {
-		t.Errorf("dropped key still has %d requeues recorded, want 0 (forgotten)", n)
-	}
-	if n := h.controller.queue.Len(); n != 0 {
-		t.Errorf("queue holds %d keys after the drop, want 0", n)
+	eventually(t, "the attempt after the last failure to succeed", func() bool { return rec.attempts(key) == failures+1 })
+	eventually(t, "the key to be forgotten after its success", func() bool {
+		return h.controller.queue.NumRequeues(key) == 0 && h.controller.queue.Len() == 0
+	})
+	if got := rec.attempts(key); got != failures+1 {
+		t.Errorf("reconciled %d times, want %d (%d failures, then one success, then nothing)", got, failures+1, failures)
 	}
 }
 
@@ -366,7 +363,7 @@ func TestShutdownBeforeTheCacheSyncsIsCleanAndStartsNoWorker(t *testing.T) {
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(newPod("team-a", "web", nil)), 0)
 	// The informer is never started, so its cache never syncs.
-	controller, err := NewController(ctx, factory.Core().V1().Pods().Informer(), &recordingReconciler{}, 5)
+	controller, err := NewController(ctx, factory.Core().V1().Pods().Informer(), &recordingReconciler{}, 5, testMaxRetryDelay)
 	if err != nil {
 		t.Fatalf("NewController: %v", err)
 	}
@@ -538,6 +535,8 @@ func TestParseFlagsRejectsValuesThatCannotWork(t *testing.T) {
 	}{
 		{[]string{"--workers=0"}, "--workers"},
 		{[]string{"--max-retries=-1"}, "--max-retries"},
+		{[]string{"--max-retry-delay=0s"}, "--max-retry-delay"},
+		{[]string{"--max-retry-delay=1h"}, "--max-retry-delay"},
 		{[]string{"--reconciler=mine"}, "--reconciler"},
 		{[]string{"--kube-api-qps=0"}, "--kube-api-qps"},
 		{[]string{"extra"}, "extra"},
@@ -555,7 +554,7 @@ func TestParseFlagsRejectsValuesThatCannotWork(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parseFlags with no arguments: %v", err)
 	}
-	want := options{workers: 2, maxRetries: 5, reconciler: "reference", qps: 200, burst: 400, metricsAddr: "0"}
+	want := options{workers: 2, maxRetries: 5, maxRetryDelay: 30 * time.Second, reconciler: "reference", qps: 200, burst: 400, metricsAddr: "0"}
 	if o != want {
 		t.Errorf("defaults = %+v, want %+v", o, want)
 	}

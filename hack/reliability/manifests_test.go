@@ -373,16 +373,9 @@ func renderGuestbook(t *testing.T, root, image string) []byte {
 	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	kustomize := filepath.Join(root, "bin", "kustomize")
-	if _, err := os.Stat(kustomize); err != nil {
-		t.Fatalf("%v: build it with hack/build-bins.sh kustomize", err)
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(kustomize, "build", overlay)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := kittest.Kustomize(overlay)
 	if err != nil {
-		t.Fatalf("kustomize build %s: %v\n%s", overlay, err, stderr.String())
+		t.Fatal(err)
 	}
 	return out
 }

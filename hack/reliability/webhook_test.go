@@ -3,7 +3,6 @@
 package reliability
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -19,13 +18,10 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/controller-kit/controller-kit/hack/kittest"
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
@@ -33,9 +29,9 @@ import (
 
 // serveGuestbookWebhooks runs the Guestbook manager with its webhooks on, behind
 // a serving certificate made for the test, and registers the webhook
-// configurations the project ships (config/webhook/manifests.yaml) for
+// configurations the project ships (config/webhook, rendered by kustomize) for
 // Guestbooks in namespace only, pointing at the manager by URL instead of a
-// Service: the local cluster's kube-apiserver is a process on this machine.
+// Service (kittest.RegisterWebhooks).
 // It returns once the defaulting webhook answers. Everything is removed at
 // cleanup. (In a cluster, cert-manager makes the certificate and the webhooks
 // point at the manager's Service: config/default.)
@@ -56,60 +52,14 @@ func serveGuestbookWebhooks(t *testing.T, cs kubernetes.Interface, namespace str
 		"--operator-namespace", namespace,
 		"--health-probe-bind-address=0", "--metrics-bind-address=0")
 
-	data, err := os.ReadFile(filepath.Join(kittest.RepoRoot(), "kubebuilder-guestbook", "config", "webhook", "manifests.yaml"))
+	// The configurations as the project ships them: kustomize's rendering of
+	// config/webhook, the matchConditions its kustomization adds included.
+	manifests, err := kittest.Kustomize(filepath.Join(kittest.RepoRoot(), "kubebuilder-guestbook", "config", "webhook"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	onlyHere := &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": namespace}}
-	clientConfig := func(c admissionregistrationv1.WebhookClientConfig) admissionregistrationv1.WebhookClientConfig {
-		return admissionregistrationv1.WebhookClientConfig{
-			URL:      ptr.To("https://127.0.0.1:" + port + ptr.Deref(c.Service.Path, "/")),
-			CABundle: caBundle,
-		}
-	}
-	ctx := context.Background()
-	for _, doc := range bytes.Split(data, []byte("\n---")) {
-		var meta metav1.TypeMeta
-		if err := yaml.Unmarshal(doc, &meta); err != nil {
-			t.Fatalf("config/webhook/manifests.yaml: %v", err)
-		}
-		switch meta.Kind {
-		case "MutatingWebhookConfiguration":
-			var config admissionregistrationv1.MutatingWebhookConfiguration
-			if err := yaml.UnmarshalStrict(doc, &config); err != nil {
-				t.Fatal(err)
-			}
-			config.Name = namespace + "-" + config.Name
-			for i := range config.Webhooks {
-				config.Webhooks[i].ClientConfig = clientConfig(config.Webhooks[i].ClientConfig)
-				config.Webhooks[i].NamespaceSelector = onlyHere
-			}
-			if _, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &config, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				_ = cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), config.Name, metav1.DeleteOptions{})
-			})
-		case "ValidatingWebhookConfiguration":
-			var config admissionregistrationv1.ValidatingWebhookConfiguration
-			if err := yaml.UnmarshalStrict(doc, &config); err != nil {
-				t.Fatal(err)
-			}
-			config.Name = namespace + "-" + config.Name
-			for i := range config.Webhooks {
-				config.Webhooks[i].ClientConfig = clientConfig(config.Webhooks[i].ClientConfig)
-				config.Webhooks[i].NamespaceSelector = onlyHere
-			}
-			if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &config, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				_ = cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), config.Name, metav1.DeleteOptions{})
-			})
-		case "":
-		default:
-			t.Fatalf("config/webhook/manifests.yaml has a %s, which this suite does not know", meta.Kind)
-		}
+	if n := kittest.RegisterWebhooks(t, cs, manifests, namespace, "https://127.0.0.1:"+port, caBundle); n != 2 {
+		t.Fatalf("config/webhook has %d webhooks; this suite knows the Guestbook's two (defaulting, validating)", n)
 	}
 
 	// The webhooks answer once a Guestbook created (dry run) without images

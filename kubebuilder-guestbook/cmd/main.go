@@ -82,6 +82,8 @@ type reconcilerDeps struct {
 	scheme    *runtime.Scheme
 	recorder  events.EventRecorder
 	directory *controller.Directory
+	// maxRetryDelay is --max-retry-delay.
+	maxRetryDelay time.Duration
 }
 
 // managedReconciler is a Reconciler as kubebuilder writes it: SetupWithManager
@@ -97,14 +99,15 @@ type managedReconciler interface {
 var reconcilers = map[string]func(reconcilerDeps) managedReconciler{
 	"reference": func(d reconcilerDeps) managedReconciler {
 		return &controller.GuestbookReconciler{
-			Client:    d.client,
-			Scheme:    d.scheme,
-			Recorder:  d.recorder,
-			Directory: d.directory,
+			Client:        d.client,
+			Scheme:        d.scheme,
+			Recorder:      d.recorder,
+			Directory:     d.directory,
+			MaxRetryDelay: d.maxRetryDelay,
 		}
 	},
 	"stub": func(d reconcilerDeps) managedReconciler {
-		return &controller.StubReconciler{Client: d.client}
+		return &controller.StubReconciler{Client: d.client, MaxRetryDelay: d.maxRetryDelay}
 	},
 }
 
@@ -122,7 +125,7 @@ func main() {
 }
 
 // run parses the flags, builds the manager and runs it until SIGTERM/SIGINT.
-// The flags the kit adds to kubebuilder's are --reconciler, --workers,
+// The flags the kit adds to kubebuilder's are --reconciler, --workers, --max-retry-delay,
 // --enable-webhooks, --operator-namespace, the Lease's place and timings
 // --leader-elect-resource-namespace/-resource-name and
 // --leader-elect-lease-duration/-renew-deadline/-retry-period, and
@@ -138,6 +141,7 @@ func run() error {
 	var enableLeaderElection bool
 	var leaderElectionNamespace, leaderElectionName string
 	var workers int
+	var maxRetryDelay time.Duration
 	var leaseDuration, renewDeadline, retryPeriod time.Duration
 	var probeAddr string
 	var secureMetrics bool
@@ -184,6 +188,8 @@ func run() error {
 	flag.BoolVar(&enableWebhooks, "enable-webhooks", envBool("ENABLE_WEBHOOKS", true),
 		"Serve the defaulting and validating webhooks (needs a serving certificate). "+
 			"Defaults to $ENABLE_WEBHOOKS, else true; make run turns them off.")
+	flag.DurationVar(&maxRetryDelay, "max-retry-delay", controller.DefaultMaxRetryDelay,
+		"The longest wait between two retries of a failed Guestbook (the backoff starts at 5ms and doubles): the end of an outage is noticed within it. From 1s to 10m.")
 	flag.StringVar(&reconcilerName, "reconciler", "reference",
 		"The Reconciler to run: reference (the finished operator) or stub (logs only; the lesson's starting point); see reconcilers.")
 	flag.BoolVar(&listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit.")
@@ -209,6 +215,9 @@ func run() error {
 
 	if workers < 1 {
 		return fmt.Errorf("--workers=%d: need at least 1 worker, for example --workers=4", workers)
+	}
+	if err := checkMaxRetryDelay(maxRetryDelay); err != nil {
+		return err
 	}
 	if _, ok := reconcilers[reconcilerName]; !ok {
 		return fmt.Errorf("--reconciler=%q: want one of %s", reconcilerName, strings.Join(reconcilerNames(), ", "))
@@ -340,15 +349,16 @@ func run() error {
 	writer := client.WithFieldOwner(mgr.GetClient(), controller.ControllerName)
 	directory.Client, directory.Reader = writer, mgr.GetAPIReader()
 	r := reconcilers[reconcilerName](reconcilerDeps{
-		client:    writer,
-		scheme:    mgr.GetScheme(),
-		recorder:  mgr.GetEventRecorder(controller.ControllerName),
-		directory: directory,
+		client:        writer,
+		scheme:        mgr.GetScheme(),
+		recorder:      mgr.GetEventRecorder(controller.ControllerName),
+		directory:     directory,
+		maxRetryDelay: maxRetryDelay,
 	})
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("creating the guestbook controller: %w", err)
 	}
-	setupLog.Info("Guestbook controller set up", "reconciler", reconcilerName, "workers", workers,
+	setupLog.Info("Guestbook controller set up", "reconciler", reconcilerName, "workers", workers, "maxRetryDelay", maxRetryDelay,
 		"directory", directory.Key)
 
 	if enableWebhooks {
@@ -414,6 +424,17 @@ func checkLeaseTimings(leaseDuration, renewDeadline, retryPeriod time.Duration) 
 	case leaseDuration <= renewDeadline:
 		return fmt.Errorf("--leader-elect-lease-duration=%s: want more than --leader-elect-renew-deadline=%s, so a leader gives up before another may take over",
 			leaseDuration, renewDeadline)
+	}
+	return nil
+}
+
+// checkMaxRetryDelay refuses a --max-retry-delay that cannot work: under 1s the
+// slow retries would hammer a struggling API server, over 10m the end of an
+// outage would go unnoticed for longer than anyone waits. The same bounds hold
+// in the other two tiers.
+func checkMaxRetryDelay(d time.Duration) error {
+	if d < time.Second || d > 10*time.Minute {
+		return fmt.Errorf("--max-retry-delay=%s: want a delay from 1s to 10m, for example 30s", d)
 	}
 	return nil
 }

@@ -111,3 +111,16 @@ func TestLeaseTimingsThatCannotWorkNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxRetryDelayOutOfRangeNamesTheFlag(t *testing.T) {
+	for _, d := range []time.Duration{0, 500 * time.Millisecond, time.Hour} {
+		if err := checkMaxRetryDelay(d); err == nil || !strings.Contains(err.Error(), "--max-retry-delay="+d.String()) {
+			t.Errorf("checkMaxRetryDelay(%s) = %v, want an error naming --max-retry-delay=%s", d, err, d)
+		}
+	}
+	for _, d := range []time.Duration{time.Second, 30 * time.Second, 10 * time.Minute} {
+		if err := checkMaxRetryDelay(d); err != nil {
+			t.Errorf("checkMaxRetryDelay(%s) = %v, want nil", d, err)
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,8 +32,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -97,6 +100,9 @@ type GuestbookReconciler struct {
 	Recorder events.EventRecorder
 	// Directory is the shared ConfigMap every Guestbook is registered in.
 	Directory *Directory
+	// MaxRetryDelay is the longest wait between two retries of a failed
+	// Guestbook (--max-retry-delay); 0 means DefaultMaxRetryDelay.
+	MaxRetryDelay time.Duration
 }
 
 var _ reconcile.Reconciler = &GuestbookReconciler{}
@@ -229,7 +235,7 @@ func (r *GuestbookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // controllerBuilder is NewControllerBuilder plus the watch on the directory.
 func (r *GuestbookReconciler) controllerBuilder(mgr ctrl.Manager) *ctrl.Builder {
-	return NewControllerBuilder(mgr).
+	return NewControllerBuilder(mgr, r.MaxRetryDelay).
 		Watches(&corev1.ConfigMap{}, r.Directory.Repairs(mgr.GetCache()))
 }
 
@@ -238,8 +244,10 @@ func (r *GuestbookReconciler) controllerBuilder(mgr ctrl.Manager) *ctrl.Builder 
 // when one of the Deployments or Services it controls changes (Owns: the event
 // is mapped to the owner's key through the controller reference), and when a
 // Deployment or Service carrying one of its children's names but not its
-// controller reference changes (Watches: mapped by name, see byChildName).
-func NewControllerBuilder(mgr ctrl.Manager) *ctrl.Builder {
+// controller reference changes (Watches: mapped by name, see byChildName). A
+// Guestbook whose Reconcile fails is retried with NewRetryRateLimiter's backoff,
+// bounded by maxRetryDelay (0: DefaultMaxRetryDelay).
+func NewControllerBuilder(mgr ctrl.Manager, maxRetryDelay time.Duration) *ctrl.Builder {
 	byName := handler.EnqueueRequestsFromMapFunc(byChildName(mgr.GetCache()))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&webappv1.Guestbook{}).
@@ -247,7 +255,31 @@ func NewControllerBuilder(mgr ctrl.Manager) *ctrl.Builder {
 		Owns(&corev1.Service{}).
 		Watches(&appsv1.Deployment{}, byName).
 		Watches(&corev1.Service{}, byName).
+		// Options left zero (the workers, the cache sync timeout) are the
+		// manager's (config.Controller in cmd/main.go).
+		WithOptions(controller.Options{RateLimiter: NewRetryRateLimiter(maxRetryDelay)}).
 		Named("guestbook")
+}
+
+// DefaultMaxRetryDelay is --max-retry-delay's default: the end of an outage is
+// noticed within 30 seconds.
+const DefaultMaxRetryDelay = 30 * time.Second
+
+// NewRetryRateLimiter is the retry policy of the Guestbook controller's queue: a
+// Guestbook whose Reconcile fails comes back after 5ms, 10ms, 20ms ... and never
+// more than maxRetryDelay (0: DefaultMaxRetryDelay) after its last failure,
+// however long it keeps failing. It is never dropped: a Guestbook leaves the
+// queue when Reconcile succeeds, which it does for one that is gone.
+// controller-runtime's default (controller.Options.RateLimiter, as
+// kube-controller-manager's workqueue.DefaultTypedControllerRateLimiter) lets the
+// backoff grow to 1000s, and its bucket for all keys (10 retries a second) would
+// hold each of 1000 failing Guestbooks for 100s; the client's --kube-api-qps
+// limits the load instead.
+func NewRetryRateLimiter(maxRetryDelay time.Duration) workqueue.TypedRateLimiter[reconcile.Request] {
+	if maxRetryDelay <= 0 {
+		maxRetryDelay = DefaultMaxRetryDelay
+	}
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, maxRetryDelay)
 }
 
 // byChildName maps a Deployment or Service that no Guestbook controls to the

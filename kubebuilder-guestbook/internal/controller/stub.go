@@ -18,6 +18,7 @@ package controller
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,6 +36,9 @@ import (
 type StubReconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	client.Client
+	// MaxRetryDelay is the longest wait between two retries of a failed
+	// Guestbook (--max-retry-delay); 0 means DefaultMaxRetryDelay.
+	MaxRetryDelay time.Duration
 }
 
 var _ reconcile.Reconciler = &StubReconciler{}
@@ -60,5 +64,5 @@ func (r *StubReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 
 // SetupWithManager registers the stub Reconciler with the manager.
 func (r *StubReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return NewControllerBuilder(mgr).Complete(r)
+	return NewControllerBuilder(mgr, r.MaxRetryDelay).Complete(r)
 }

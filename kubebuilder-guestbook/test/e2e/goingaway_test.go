@@ -19,10 +19,12 @@ limitations under the License.
 package e2e
 
 // The subtest of TestGuestbookOperator about what a Reconciler owes a
-// Guestbook that is going away: no new children.
+// Guestbook that is going away: no new children, and no wait on a webhook
+// server to let it go.
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -31,10 +33,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/controller-kit/controller-kit/hack/kittest"
@@ -130,4 +134,72 @@ func kindOf(obj client.Object) string {
 		return "Deployment"
 	}
 	return "Service"
+}
+
+// deletingWorksWhileTheWebhookServerIsDown registers the Guestbook's webhook
+// configurations as the project ships them (config/webhook, rendered by
+// kustomize) for one namespace, pointed at an address where nothing listens:
+// the manager Pod crashing or not yet ready, or an uninstall that left the
+// configurations behind. The Guestbook was created and registered in the
+// directory before, so it carries the finalizer. A change to its spec is now
+// refused (the webhooks' failurePolicy is Fail), yet deleting the Guestbook,
+// and then its namespace, must not wait for the webhook server: removing the
+// finalizer is an update that touches metadata only, and the configurations'
+// matchConditions do not send it to the webhooks.
+func deletingWorksWhileTheWebhookServerIsDown(t *testing.T, c client.Client, cs kubernetes.Interface, operatorNS string) {
+	ns := kittest.Namespace(t, cs, "guestbook")
+	createGuestbook(t, c, ns, "shop", 1)
+	kittest.Eventually(t, deadline, "the directory entry", func(ctx context.Context) (bool, error) {
+		var cm corev1.ConfigMap
+		err := c.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: "guestbook-directory"}, &cm)
+		return err == nil && cm.Data[ns+".shop"] != "", client.IgnoreNotFound(err)
+	})
+
+	manifests, err := kittest.Kustomize(filepath.Join(kittest.RepoRoot(), "kubebuilder-guestbook", "config", "webhook"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := kittest.RegisterWebhooks(t, cs, manifests, ns, "https://"+kittest.FreeAddress(t), nil); n == 0 {
+		t.Fatal("config/webhook renders no webhook configuration")
+	}
+	// The API server reads webhook configurations through an informer: the
+	// webhooks are in force once a change to the spec (sent as a dry run) fails
+	// because the webhook server cannot be called.
+	kittest.Eventually(t, deadline, "a spec change to be refused by the unreachable webhooks", func(ctx context.Context) (bool, error) {
+		gb, err := getGuestbook(ctx, c, ns, "shop")
+		if err != nil {
+			return false, err
+		}
+		gb.Spec.Frontend.Replicas = ptr.To(ptr.Deref(gb.Spec.Frontend.Replicas, 1) + 1)
+		switch err := c.Update(ctx, gb, client.DryRunAll); {
+		case apierrors.IsInternalError(err):
+			return true, nil
+		case err == nil:
+			return false, nil // admitted: the API server does not know the webhooks yet
+		default:
+			return false, err // a conflict with the Reconciler's own update: read again
+		}
+	})
+
+	gb := &webappv1.Guestbook{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}
+	deleted := time.Now()
+	if err := c.Delete(context.Background(), gb); err != nil {
+		t.Fatalf("deleting Guestbook %s/shop: %v", ns, err)
+	}
+	kittest.Eventually(t, deadline, "the Guestbook to be gone while the webhook server is down (its finalizer removed)", func(ctx context.Context) (bool, error) {
+		_, err := getGuestbook(ctx, c, ns, "shop")
+		return isGone(err)
+	})
+	gbGone := time.Since(deleted)
+	nsDeleted := time.Now()
+	if err := cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting namespace %s: %v", ns, err)
+	}
+	kittest.Eventually(t, kittest.GarbageCollectionDeadline(deadline), "namespace "+ns+" to be gone while the webhook server is down", func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return isGone(err)
+	})
+	// Figures for docs/reliability.md, not pass conditions.
+	t.Logf("with the webhook server down: the Guestbook was gone %.1fs after its delete, its namespace %.1fs after its own",
+		gbGone.Seconds(), time.Since(nsDeleted).Seconds())
 }

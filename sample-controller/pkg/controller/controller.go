@@ -80,6 +80,20 @@ type Controller struct {
 	fooIndexer cache.Indexer
 }
 
+// NewRetryRateLimiter is the retry policy of the Foo queue: a failed key comes
+// back after 5ms, 10ms, 20ms ... and never more than maxRetryDelay after its
+// last failure, however long it keeps failing, so the end of an outage is
+// noticed within maxRetryDelay (the --max-retry-delay flag, 30s by default). A
+// key is never dropped: it leaves the queue when Reconcile succeeds, which it
+// does for a Foo that is gone. Compare with workqueue.DefaultTypedControllerRateLimiter,
+// which kube-controller-manager's controllers use: its backoff grows to 1000s,
+// and its bucket for all keys (10 retries a second) would hold each of 1000
+// failing Foos for 100s, past any bound; the client's --kube-api-qps limits the
+// load instead.
+func NewRetryRateLimiter(maxRetryDelay time.Duration) workqueue.TypedRateLimiter[cache.ObjectName] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, maxRetryDelay)
+}
+
 // DeploymentNameIndex names the Foo informer's index from "namespace/deploymentName"
 // to the Foos whose spec.deploymentName names that Deployment. Compare with the
 // indexers that kube-controller-manager's controllers add with AddIndexers, for
@@ -96,16 +110,16 @@ func deploymentNameIndexFunc(obj interface{}) ([]string, error) {
 	return []string{foo.Namespace + "/" + foo.Spec.DeploymentName}, nil
 }
 
-// New returns a Controller that reconciles Foos with r. It registers event
-// handlers on both informers, so create it before starting the informer
-// factories. It returns an error only if a handler cannot be registered.
-func New(ctx context.Context, foos fooinformers.FooInformer, deployments appsinformers.DeploymentInformer, r Reconciler) (*Controller, error) {
+// New returns a Controller that reconciles Foos with r and retries a failed Foo
+// with a backoff that grows to maxRetryDelay at most (see NewRetryRateLimiter).
+// It registers event handlers on both informers, so create it before starting
+// the informer factories. It returns an error only if a handler cannot be
+// registered.
+func New(ctx context.Context, foos fooinformers.FooInformer, deployments appsinformers.DeploymentInformer, r Reconciler, maxRetryDelay time.Duration) (*Controller, error) {
 	c := &Controller{
 		reconciler: r,
-		// Failed keys come back after 5ms, 10ms, 20ms ... up to 1000s; see
-		// workqueue.DefaultTypedControllerRateLimiter.
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
+			NewRetryRateLimiter(maxRetryDelay),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: QueueName},
 		),
 		synced:     []cache.InformerSynced{foos.Informer().HasSynced, deployments.Informer().HasSynced},

@@ -88,7 +88,7 @@ func startController(t *testing.T, cfg *rest.Config) (kubernetes.Interface, vers
 		Foos:        foos.Lister(),
 		Deployments: deployments.Lister(),
 		Recorder:    record.NewFakeRecorder(100),
-	})
+	}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

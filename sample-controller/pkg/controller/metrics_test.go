@@ -40,7 +40,7 @@ func TestMetricsCountAddsRetriesAndReconcilesAndDepthReturnsToZero(t *testing.T)
 	_, ctx := ktesting.NewTestContext(t)
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
 	fooFactory := fooinformers.NewSharedInformerFactory(foofake.NewSimpleClientset(), 0)
-	c, err := New(ctx, fooFactory.Samplecontroller().V1alpha1().Foos(), kubeFactory.Apps().V1().Deployments(), &failOnce{})
+	c, err := New(ctx, fooFactory.Samplecontroller().V1alpha1().Foos(), kubeFactory.Apps().V1().Deployments(), &failOnce{}, time.Second)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -86,8 +86,9 @@ func manifest(t *testing.T, rel string) string {
 
 // startController runs the controller as the shipped ServiceAccount (bound by
 // config/rbac) with the Reconciler named by $RECONCILER (default reference) plus
-// args. At cleanup it fails the test if the controller was ever refused by the API
-// server.
+// args. At cleanup it fails the test if the API server's authorizer ever refused
+// the controller a request ("... is forbidden: User ... cannot ...": RBAC; an
+// admission policy's refusal, also "forbidden", is a test's own doing).
 func startController(t *testing.T, args ...string) *kittest.Process {
 	t.Helper()
 	return startControllerAs(t, serviceAccount, args...)
@@ -106,7 +107,7 @@ func startControllerAs(t *testing.T, sa string, args ...string) *kittest.Process
 	args = append(flags, args...)
 	p := kittest.StartProcess(t, "workqueue-example", suite.Bin, args...)
 	t.Cleanup(func() {
-		p.RequireNoLine(t, `"Starting workers"`, "the API server refused the controller a request (forbidden): it asked for a verb or resource that config/rbac does not grant (the api: lines of make check say which)", "forbidden")
+		p.RequireNoLine(t, `"Starting workers"`, "the API server refused the controller a request (forbidden): it asked for a verb or resource that config/rbac does not grant (the api: lines of make check say which)", "forbidden: User")
 	})
 	return p
 }
