@@ -26,6 +26,7 @@ import (
 // succeeds, the delete) and, once it exits 0, no Deployment, ReplicaSet or Pod
 // of it left in the namespace.
 func TestAPIClientCreatesUpdatesThroughAConflictListsAndDeletes(t *testing.T) {
+	t.Parallel()
 	cs := clientset(t)
 	ns := kittest.Namespace(t, cs, "wq-apiclient")
 	bin, err := kittest.CachedBinary(filepath.Join(suite.TierDir, "apiclient"), "apiclient", os.Getenv(kittest.OverlayEnv))
@@ -87,6 +88,7 @@ func TestAPIClientCreatesUpdatesThroughAConflictListsAndDeletes(t *testing.T) {
 // --propagation=Orphan: step 5 deletes the Deployment with the Orphan policy,
 // so the Deployment goes and its ReplicaSet stays, with no owner any more.
 func TestExerciseOrphanLeavesTheReplicaSetsRunning(t *testing.T) {
+	t.Parallel()
 	kittest.Exercise(t, "propagation")
 	cs := clientset(t)
 	ns := kittest.Namespace(t, cs, "wq-orphan")

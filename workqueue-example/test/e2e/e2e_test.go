@@ -5,6 +5,9 @@
 // the ServiceAccount bound to the RBAC in config/rbac (by impersonation), and
 // checks one behaviour a user would notice. Run it with `make test-e2e`;
 // `make test-e2e RECONCILER=stub` shows which behaviours the stub still lacks.
+// Every test runs in parallel (t.Parallel): each works in a namespace of its
+// own, with a controller of its own where it needs one, so a failing check
+// waits out its deadline beside the others instead of after them.
 package e2e
 
 import (
@@ -127,6 +130,7 @@ func createPod(t *testing.T, cs kubernetes.Interface, namespace, name string) {
 }
 
 func TestPodsGetAPhaseLabelThatFollowsThemToRunning(t *testing.T) {
+	t.Parallel()
 	cs := clientset(t)
 	ns := kittest.Namespace(t, cs, "wq-label")
 	start := time.Now()
@@ -200,6 +204,7 @@ func entryLines(entries []kittest.AuditEntry) []string {
 }
 
 func TestDeletedPodIsLoggedAsGoneWithoutErrorOrRetry(t *testing.T) {
+	t.Parallel()
 	cs := clientset(t)
 	ns := kittest.Namespace(t, cs, "wq-delete")
 	p := startController(t, "--namespace="+ns)
@@ -224,6 +229,7 @@ func TestDeletedPodIsLoggedAsGoneWithoutErrorOrRetry(t *testing.T) {
 }
 
 func TestNamespacedRoleIsEnoughToReconcileOneNamespace(t *testing.T) {
+	t.Parallel()
 	cs := clientset(t)
 	ns := kittest.Namespace(t, cs, "wq-role")
 	kittest.Kubectl(t, "-n", ns, "apply", "--server-side", "-f", manifest(t, "config/rbac-namespaced/role.yaml"))
@@ -238,6 +244,7 @@ func TestNamespacedRoleIsEnoughToReconcileOneNamespace(t *testing.T) {
 }
 
 func TestShippedClusterRoleAllowsWatchingEveryNamespace(t *testing.T) {
+	t.Parallel()
 	clientset(t)
 	// The stub only reads, so watching the whole shared cluster changes nothing.
 	p := startController(t, "--reconciler=stub")
@@ -247,6 +254,7 @@ func TestShippedClusterRoleAllowsWatchingEveryNamespace(t *testing.T) {
 }
 
 func TestSIGTERMStopsTheControllerCleanly(t *testing.T) {
+	t.Parallel()
 	cs := clientset(t)
 	ns := kittest.Namespace(t, cs, "wq-stop")
 	p := startController(t, "--namespace="+ns)
@@ -268,6 +276,7 @@ func TestSIGTERMStopsTheControllerCleanly(t *testing.T) {
 }
 
 func TestPodBeingDeletedGetsNoWrite(t *testing.T) {
+	t.Parallel()
 	cs := clientset(t)
 	ns := kittest.Namespace(t, cs, "wq-deleting")
 	startController(t, "--namespace="+ns)
@@ -321,6 +330,7 @@ func TestPodBeingDeletedGetsNoWrite(t *testing.T) {
 }
 
 func TestMetricsShowTheQueueAndTheReconciles(t *testing.T) {
+	t.Parallel()
 	cs := clientset(t)
 	ns := kittest.Namespace(t, cs, "wq-metrics")
 	addr := kittest.FreeAddress(t)

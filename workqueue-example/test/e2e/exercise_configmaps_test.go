@@ -18,6 +18,7 @@ import (
 // exercise, beyond the reference Reconciler; it runs only with
 // EXERCISE=configmaps.
 func TestExerciseConfigMapChangesReachASecondLoop(t *testing.T) {
+	t.Parallel()
 	kittest.Exercise(t, "configmaps")
 	cs := clientset(t)
 	ns := kittest.Namespace(t, cs, "wq-configmaps")

@@ -29,6 +29,7 @@ const refusalRetryDelay = 5 * time.Second
 // so once the refusal ends no event of theirs would bring them back: only the
 // retries can. Every Pod must carry its phase label once the refusal is lifted.
 func TestRefusalThatOutlastsTheFastRetriesIsNotLost(t *testing.T) {
+	t.Parallel()
 	cs := clientset(t)
 	ns := kittest.Namespace(t, cs, "wq-refusal")
 	names := []string{"web-1", "web-2", "web-3", "web-4", "web-5", "web-6", "web-7", "web-8"}
