@@ -118,7 +118,7 @@ RUN ?=
 CHECK_TIMEOUT ?= 30s
 ##% V check: V=1 prints the whole output of a failed check
 V ?=
-##% KIT_LANG check: ja points each failed check's "reread:" at the Japanese lesson (docs/ja/), en at the English one (default: ja when LANG is ja_*)
+##% KIT_LANG check: ja prints make check's own texts in Japanese and points each failed check's "reread:" at the Japanese lesson (docs/ja/); en: English (default: ja when LANG is ja_*)
 # The checker (hack/check), built here on each use (the Go build cache
 # makes that instant after the first time).
 CHECK := $(KIT_OUT)/bin/check

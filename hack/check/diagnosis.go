@@ -27,6 +27,7 @@ func printDiagnosis(w io.Writer, root, logDir, test string, shown *shownSoFar) {
 	if logDir == "" {
 		return
 	}
+	t := learnerTexts()
 	for _, name := range testAndParents(test) {
 		dir := filepath.Join(logDir, kittest.TestDirName(name))
 		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
@@ -34,25 +35,25 @@ func printDiagnosis(w io.Writer, root, logDir, test string, shown *shownSoFar) {
 		for _, log := range logs {
 			rel, _ := filepath.Rel(root, log)
 			data, _ := os.ReadFile(log)
-			lines, what := tellingLines(string(data))
-			loggedErrors = loggedErrors || strings.HasPrefix(what, "its last errors")
+			lines, what, errs := tellingLines(string(data), t)
+			loggedErrors = loggedErrors || errs
 			if shown.logs[log] {
-				fmt.Fprintf(w, "      log:    %s (shown above)\n", rel)
+				fmt.Fprintf(w, "      %s%s %s\n", t.log, rel, t.shownAbove)
 				continue
 			}
 			shown.logs[log] = true
 			if panicked := panicSummary(string(data)); panicked != "" {
-				fmt.Fprintf(w, "      panic:  %s (%s)\n", panicked, rel)
+				fmt.Fprintf(w, "      %s%s (%s)\n", t.panic, panicked, rel)
 			}
 			if len(lines) > 0 {
 				what += ":"
 			}
-			fmt.Fprintf(w, "      log:    %s, %s\n", rel, what)
+			fmt.Fprintf(w, "      %s%s, %s\n", t.log, rel, what)
 			for _, line := range lines {
 				fmt.Fprintf(w, "      |   %s\n", line)
 			}
 		}
-		printRefusals(w, refusedRequests(filepath.Join(dir, kittest.APIErrorsFile)), shown.refusals, loggedErrors)
+		printRefusals(w, t, refusedRequests(filepath.Join(dir, kittest.APIErrorsFile)), shown.refusals, loggedErrors)
 	}
 }
 
@@ -106,7 +107,7 @@ func newShownSoFar() *shownSoFar {
 // again, so one mistake that fails many checks is explained once. Refusals a
 // controller is expected to meet and handle (see handled) are left out unless
 // loggedErrors says its log has errors, and then counted in one line.
-func printRefusals(w io.Writer, refused []kittest.AuditEntry, explained map[string]bool, loggedErrors bool) {
+func printRefusals(w io.Writer, t texts, refused []kittest.AuditEntry, explained map[string]bool, loggedErrors bool) {
 	type kind struct{ code, verb, resource string }
 	var order []kind
 	count := map[kind]int{}
@@ -129,17 +130,17 @@ func printRefusals(w io.Writer, refused []kittest.AuditEntry, explained map[stri
 		}
 	}
 	for _, k := range order {
-		fmt.Fprintf(w, "      api:    %s: %s %s, %d times (%s)\n", k.code, k.verb, k.resource, count[k], strings.Join(objects[k], ", "))
+		fmt.Fprintf(w, "      "+t.api+t.apiRefused+"\n", k.code, k.verb, k.resource, count[k], strings.Join(objects[k], ", "))
 		key := k.code + " " + k.verb + " " + k.resource
 		if explained[key] {
-			fmt.Fprintf(w, "              (explained above)\n")
+			fmt.Fprintf(w, "              %s\n", t.explainedAbove)
 			continue
 		}
 		explained[key] = true
-		fmt.Fprintf(w, "              %s\n", refusalHint(first[k]))
+		fmt.Fprintf(w, "              %s\n", refusalHint(first[k], t))
 	}
 	if left > 0 {
-		fmt.Fprintf(w, "      api:    %d more refused requests (conflicts, timeouts) left out: the controller logged no error, so it handled them\n", left)
+		fmt.Fprintf(w, "      "+t.api+t.apiHandled+"\n", left)
 	}
 }
 
@@ -152,21 +153,22 @@ func handled(e kittest.AuditEntry) bool {
 
 // tellingLines picks what a learner should read first in a controller's log: its
 // last error lines (klog's start with E and a digit, zap's carry ERROR), else its
-// last lines. It returns them and the words that say which they are; for a log
-// with nothing in it, no lines and words that say so.
-func tellingLines(log string) ([]string, string) {
+// last lines. It returns them, the words in t that say which they are, and
+// whether they are errors; for a log with nothing in it, no lines and words that
+// say so.
+func tellingLines(log string, t texts) ([]string, string, bool) {
 	lines := nonEmptyLines(log)
 	if len(lines) == 0 {
-		return nil, "empty: the controller wrote nothing, so it may never have started"
+		return nil, t.logEmpty, false
 	}
 	errorLines := slices.DeleteFunc(slices.Clone(lines), func(l string) bool {
 		klogError := len(l) > 1 && l[0] == 'E' && l[1] >= '0' && l[1] <= '9'
 		return !klogError && !strings.Contains(l, "\tERROR\t") && !strings.Contains(l, " ERROR ")
 	})
 	if len(errorLines) > 0 {
-		return errorLines[max(0, len(errorLines)-logLines):], fmt.Sprintf("its last errors (%d in all)", len(errorLines))
+		return errorLines[max(0, len(errorLines)-logLines):], fmt.Sprintf(t.logLastErrors, len(errorLines)), true
 	}
-	return lines[max(0, len(lines)-logLines):], "no error in it; it ends with"
+	return lines[max(0, len(lines)-logLines):], t.logEndsWith, false
 }
 
 // testAndParents returns "A/B/C", "A/B" and "A" for test "A/B/C".
@@ -222,23 +224,24 @@ func codeName(e kittest.AuditEntry) string {
 }
 
 // refusalHint says what a refused request means for the Reconciler that sent
-// it: chosen by the error the API server gave, not by the check that failed.
-func refusalHint(e kittest.AuditEntry) string {
+// it, in t's language: chosen by the error the API server gave, not by the
+// check that failed.
+func refusalHint(e kittest.AuditEntry, t texts) string {
 	switch {
 	case e.Code == 403 && slices.Contains(e.Causes, "NamespaceTerminating"):
-		return "the namespace is being deleted, and the API server refuses every create there: that is the end of the work (return nil), not an error to retry"
+		return t.refusedTerminating
 	case e.Code == 403 && e.Authorization == "allow":
-		return fmt.Sprintf("RBAC allowed this %s, and admission refused it: %q", e.Verb, e.Message)
+		return fmt.Sprintf(t.refusedByAdmission, e.Verb, e.Message)
 	case e.Code == 403:
-		return fmt.Sprintf("the shipped role does not grant %q on %s; use a verb it grants (the lesson's \"What the checks rely on\" names them) rather than widening the role", e.Verb, resourceOf(e))
+		return fmt.Sprintf(t.refusedByRBAC, e.Verb, resourceOf(e))
 	case e.Code == 404:
-		return "the object was already gone; a NotFound on the object you reconcile means done, not an error"
+		return t.refusedNotFound
 	case e.Code == 409 && e.Verb == "create":
-		return "an object of that name exists; read it (from the cache) instead of creating it again, and requeue when the cache lags behind"
+		return t.refusedExists
 	case e.Code == 409:
-		return "you wrote an older version than the stored one; that is normal: requeue (the change queues the object again anyway) and do not report it as an error"
+		return t.refusedConflict
 	case e.Code == 422:
-		return "the API server rejected the object's content; the controller's log has its message naming the field"
+		return t.refusedInvalid
 	}
-	return "see the controller's log for the API server's message"
+	return t.refusedOther
 }

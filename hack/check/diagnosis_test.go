@@ -16,7 +16,7 @@ func TestRefusalsArePrintedOncePerKindWithTheirHint(t *testing.T) {
 		{Code: 403, Verb: "update", Resource: "pods", Namespace: "ns", Name: "web-1"},
 		{Code: 409, Verb: "update", APIGroup: "apps", Resource: "deployments", Namespace: "ns", Name: "web"},
 	}
-	printRefusals(&out, refused, map[string]bool{}, true)
+	printRefusals(&out, english, refused, map[string]bool{}, true)
 	got := out.String()
 	for _, want := range []string{
 		"403 Forbidden: update pods, 3 times (ns/web-1, ns/web-2)",
@@ -40,7 +40,7 @@ func TestHandledRefusalsAreLeftOutWhenTheLogHasNoError(t *testing.T) {
 		{Code: 504, Verb: "create", Resource: "events", Namespace: "ops", Name: "lease.1"},
 		{Code: 403, Verb: "update", Resource: "pods", Namespace: "ns", Name: "web-1", Authorization: "forbid"},
 	}
-	printRefusals(&out, refused, map[string]bool{}, false)
+	printRefusals(&out, english, refused, map[string]bool{}, false)
 	got := out.String()
 	if strings.Contains(got, "409") || strings.Contains(got, "504") {
 		t.Errorf("printRefusals printed handled refusals although the log has no error:\n%s", got)
@@ -65,7 +65,7 @@ func TestRefusalHintFollowsWhoRefused(t *testing.T) {
 			Causes: []string{"NamespaceTerminating"}}, "namespace is being deleted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := refusalHint(tc.e); !strings.Contains(got, tc.want) {
+			if got := refusalHint(tc.e, english); !strings.Contains(got, tc.want) {
 				t.Errorf("refusalHint = %q; want it to contain %q", got, tc.want)
 			}
 		})
@@ -88,15 +88,15 @@ func TestPanicSummaryNamesTheValueAndTheLearnersFrame(t *testing.T) {
 
 func TestTellingLinesArePreferablyErrors(t *testing.T) {
 	log := "I1130 10:00:00 started\nE1130 10:00:01 \"Reconcile failed\" err=forbidden\nI1130 10:00:02 shutting down\n"
-	lines, what := tellingLines(log)
+	lines, what, _ := tellingLines(log, english)
 	if len(lines) != 1 || !strings.Contains(lines[0], "Reconcile failed") || !strings.Contains(what, "errors") {
 		t.Errorf("tellingLines = %q, %q; want the one error line", lines, what)
 	}
-	lines, what = tellingLines("I1 a\nI2 b\n")
+	lines, what, _ = tellingLines("I1 a\nI2 b\n", english)
 	if len(lines) != 2 || !strings.Contains(what, "no error") {
 		t.Errorf("tellingLines of a log without errors = %q, %q; want its last lines", lines, what)
 	}
-	lines, what = tellingLines("\n")
+	lines, what, _ = tellingLines("\n", english)
 	if len(lines) != 0 || !strings.Contains(what, "empty") {
 		t.Errorf("tellingLines of an empty log = %q, %q; want no lines and words saying it is empty", lines, what)
 	}

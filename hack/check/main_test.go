@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -83,6 +85,7 @@ func TestReportExpectStubHoldsTheTableToTheRun(t *testing.T) {
 }
 
 func TestReportPrintsHintAndSectionForAFailure(t *testing.T) {
+	t.Setenv(kittest.LangEnv, "en")
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "l.md"), []byte("## A\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -255,6 +258,53 @@ func TestRereadNamesTheJapaneseTwinForAJapaneseReader(t *testing.T) {
 		t.Setenv("LANG", tc.lang)
 		if got := rereadFor(root, tc.reread); got != tc.want {
 			t.Errorf("KIT_LANG=%q LANG=%q: rereadFor(%q) = %q, want %q", tc.kitLang, tc.lang, tc.reread, got, tc.want)
+		}
+	}
+}
+
+// A learner who reads Japanese (KIT_LANG=ja, or a ja locale) gets make check's
+// fixed texts in Japanese: the labels of a failed check and the summary. What
+// the lesson table says (behaviour, hint) is printed as written.
+func TestReportSpeaksJapaneseToAJapaneseReader(t *testing.T) {
+	t.Setenv(kittest.LangEnv, "ja")
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "l.md"), []byte("## A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checks := []check{{Test: "TestX", Behaviour: "x happens", Hint: "do x", Reread: "l.md#a"}}
+	var out strings.Builder
+	report(&out, root, checks, results(map[string]string{"TestX": "fail"}), options{})
+	for _, want := range []string{"FAIL  x happens", japanese.hint + "do x", japanese.reread + "l.md#a", "0 / 1 個のチェックに合格", japanese.fixFirst} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "checks pass") {
+		t.Errorf("the summary is in English:\n%s", out.String())
+	}
+}
+
+// Every text has its Japanese version, with the same verbs (%s, %d, %q, and
+// their explicit indexes) as the English one, so that no sentence prints a
+// %!(EXTRA ...) or a missing value in either language.
+func TestJapaneseTextsMatchTheEnglishOnes(t *testing.T) {
+	en, ja := reflect.ValueOf(english), reflect.ValueOf(japanese)
+	verbs := regexp.MustCompile(`%(\[\d+\])?[a-z]`)
+	count := func(s string) map[string]int {
+		n := map[string]int{}
+		for _, v := range verbs.FindAllString(s, -1) {
+			n[v[len(v)-1:]]++
+		}
+		return n
+	}
+	for i := range en.NumField() {
+		name := en.Type().Field(i).Name
+		e, j := en.Field(i).String(), ja.Field(i).String()
+		if j == "" && e != "" {
+			t.Errorf("japanese.%s is empty", name)
+		}
+		if !reflect.DeepEqual(count(e), count(j)) {
+			t.Errorf("japanese.%s has the verbs %v, english.%s %v", name, count(j), name, count(e))
 		}
 	}
 }

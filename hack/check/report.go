@@ -16,6 +16,7 @@ import (
 // table does not describe, and a summary; it returns the exit code.
 func report(w io.Writer, root string, checks []check, results map[string]*result, o options) int {
 	passed, failed, problems := 0, 0, []string{}
+	t := learnerTexts()
 	shown := newShownSoFar()
 	described := map[string]bool{}
 	for _, c := range checks {
@@ -30,18 +31,18 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 			fmt.Fprintf(w, "PASS  %s\n", c.Behaviour)
 		case "fail":
 			failed++
-			fmt.Fprintf(w, "FAIL  %s\n      hint:   %s\n", c.Behaviour, c.Hint)
+			fmt.Fprintf(w, "FAIL  %s\n      %s%s\n", c.Behaviour, t.hint, c.Hint)
 			for _, contract := range c.Contracts {
-				fmt.Fprintf(w, "      needs:  %s\n", contract)
+				fmt.Fprintf(w, "      %s%s\n", t.needs, contract)
 			}
-			fmt.Fprintf(w, "      reread: %s\n", rereadFor(root, c.Reread))
+			fmt.Fprintf(w, "      %s%s\n", t.reread, rereadFor(root, c.Reread))
 			for _, line := range failureLines(results[c.Test], o.verbose) {
 				fmt.Fprintf(w, "      | %s\n", line)
 			}
 			printDiagnosis(w, root, o.logDir, c.Test, shown)
 		case "skip":
 			if c.Exercise != "" {
-				fmt.Fprintf(w, "skip  exercise %s (EXERCISE=%s runs it)\n", c.Exercise, c.Exercise)
+				fmt.Fprintf(w, "skip  "+t.skipExercise+"\n", c.Exercise, c.Exercise)
 			} else {
 				// Why it was skipped (say, a cluster without an audit log) is the
 				// test's own t.Skip line.
@@ -55,7 +56,7 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 				continue // not selected by -run
 			}
 			failed++
-			fmt.Fprintf(w, "FAIL  %s (did not run to the end)\n      reread: %s\n", c.Behaviour, rereadFor(root, c.Reread))
+			fmt.Fprintf(w, "FAIL  %s%s\n      %s%s\n", c.Behaviour, t.didNotFinish, t.reread, rereadFor(root, c.Reread))
 		}
 		if o.expectStub && status == "" {
 			problems = append(problems, fmt.Sprintf("%s: no such test ran (is the table entry's name right?)", c.Test))
@@ -72,11 +73,11 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 			problems = append(problems, fmt.Sprintf("%s (%s) has no row in the suite's lesson file (lesson.yaml)", name, results[name].action))
 		}
 	}
-	fmt.Fprintf(w, "\n%d of %d checks pass", passed, passed+failed)
+	fmt.Fprintf(w, "\n"+t.summary, passed, passed+failed)
 	if failed > 0 {
-		fmt.Fprint(w, ": fix the first FAIL above, then run the same command again")
+		fmt.Fprint(w, t.fixFirst)
 	}
-	fmt.Fprintln(w, ".")
+	fmt.Fprintln(w, t.period)
 	if len(problems) > 0 {
 		fmt.Fprintf(w, "\nThe lesson file (lesson.yaml) itself needs fixing:\n  %s\n", strings.Join(problems, "\n  "))
 		if o.expectStub && strings.Contains(strings.Join(problems, "\n"), "pass against the stub") {

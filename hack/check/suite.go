@@ -68,7 +68,7 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 		// one unless another was asked for: the reference would only show that
 		// the reference lacks the exercise.
 		if ex.Reconciler != "" && o.reconciler == kittest.DefaultReconciler {
-			fmt.Fprintf(w, "The solution registers its own Reconciler, %s: checking that one (RECONCILER=%s).\n", ex.Reconciler, ex.Reconciler)
+			fmt.Fprintf(w, learnerTexts().solutionReconciler+"\n", ex.Reconciler, ex.Reconciler)
 			o.reconciler = ex.Reconciler
 		}
 	}
@@ -106,7 +106,8 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 		what = append(what, "exercise "+o.exercise)
 	}
 	env = append(env, kittest.ExerciseEnv+"="+o.exercise)
-	fmt.Fprintf(w, "Checking lesson %s (%s) with %s; each wait gives up after %s.\n", o.lesson, lesson.Tier, strings.Join(what, ", "), o.timeout)
+	t := learnerTexts()
+	fmt.Fprintf(w, t.checking+"\n", o.lesson, lesson.Tier, strings.Join(what, ", "), o.timeout)
 
 	start := time.Now()
 	// The controller and the suite are built once per run of this program (a
@@ -117,14 +118,14 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 		return kittest.CachedBinary(filepath.Join(tierDir, lesson.Main), lesson.Binary, overlay)
 	})
 	if err != nil {
-		fmt.Fprintf(w, "No check ran: the controller does not compile.\n%v\n", err)
+		fmt.Fprintf(w, "%s\n%v\n", t.controllerDoesNotCompile, err)
 		return &suiteRun{code: 1}, nil
 	}
 	env = append(env, kittest.BinaryEnv+"="+bin)
 	suiteDir := filepath.Join(tierDir, lesson.Suite)
 	testBin, err := buildOnce("suite "+lesson.Number, func() (string, error) { return testBinary(lesson, tierDir) })
 	if err != nil {
-		fmt.Fprintf(w, "No check ran: the suite does not compile.\n%v\n", err)
+		fmt.Fprintf(w, "%s\n%v\n", t.suiteDoesNotCompile, err)
 		return &suiteRun{code: 1}, nil
 	}
 	// -parallel: the suites run their independent tests in parallel (t.Parallel),
@@ -151,7 +152,7 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 	if len(results) == 0 && waitErr != nil {
 		// TestMain stopped before any test: a build error, an unknown
 		// RECONCILER, a cluster that refused the CRD. Its own words say which.
-		fmt.Fprintf(w, "No check ran. The suite's output ends with:\n%s\n", tail(pkgOutput, 30))
+		fmt.Fprintf(w, "%s\n%s\n", t.noCheckRan, tail(pkgOutput, 30))
 		fmt.Fprintf(w, "(%s)\n", time.Since(start).Round(time.Second))
 		return &suiteRun{code: 1}, nil
 	}

@@ -36,9 +36,10 @@ const (
 	// KeepEnv, set to 1, keeps each test's namespace after the test, for a look
 	// with kubectl.
 	KeepEnv = "KIT_E2E_KEEP"
-	// LangEnv, set to ja or en, picks the language of the lesson pages make check
-	// points at (its "reread:" lines). Unset, a Japanese locale (LC_ALL,
-	// LC_MESSAGES or LANG starting with ja) means ja.
+	// LangEnv, set to ja or en, picks the language of make check's own texts
+	// (hack/check/texts.go) and of the lesson pages it points at (its "reread:"
+	// lines). Unset, a Japanese locale (LC_ALL, LC_MESSAGES or LANG starting with
+	// ja) means ja.
 	LangEnv = "KIT_LANG"
 	// ClusterEnv names the kit cluster (hack/lib.sh's KIT_CLUSTER, default
 	// DefaultCluster): it picks the kit kubeconfig (see KitKubeconfig).

@@ -1,0 +1,106 @@
+package main
+
+// texts holds the fixed sentences make check prints for a learner, in one
+// language. What the lesson tables say (behaviours, hints, contracts) and what
+// the suites print stay as they are written; so do the messages for the kit's
+// maintainers (a lesson table to fix, a lane's steps). The labels of a failed
+// check's lines (hint, needs, ...) are padded so that their values line up.
+type texts struct {
+	hint, needs, reread, log, panic, api string
+	// skipExercise takes the exercise's name twice.
+	skipExercise string
+	// didNotFinish follows the behaviour of a check whose test never ended.
+	didNotFinish string
+	// summary takes the checks passed and the checks run; fixFirst follows it
+	// when one failed; period ends it.
+	summary, fixFirst, period string
+	// checking takes the lesson, its tier, what is checked and the timeout.
+	checking string
+	// solutionReconciler takes the solution's Reconciler twice.
+	solutionReconciler string
+	// controllerDoesNotCompile, suiteDoesNotCompile and noCheckRan start the
+	// report of a run in which no check ran.
+	controllerDoesNotCompile, suiteDoesNotCompile, noCheckRan string
+	// shownAbove, explainedAbove: a log or a refusal printed under an earlier check.
+	shownAbove, explainedAbove string
+	// logEmpty, logLastErrors (takes their count) and logEndsWith say what the
+	// lines printed from a controller's log are.
+	logEmpty, logLastErrors, logEndsWith string
+	// apiRefused takes code, verb, resource, count and objects; apiHandled
+	// takes the count of refusals left out.
+	apiRefused, apiHandled string
+	// The hints for a refused request, by what refused it (see refusalHint).
+	// refusedByAdmission takes the verb and the API server's message;
+	// refusedByRBAC the verb and the resource.
+	refusedTerminating, refusedByAdmission, refusedByRBAC, refusedNotFound,
+	refusedExists, refusedConflict, refusedInvalid, refusedOther string
+}
+
+// english is the default.
+var english = texts{
+	hint: "hint:   ", needs: "needs:  ", reread: "reread: ", log: "log:    ", panic: "panic:  ", api: "api:    ",
+	skipExercise:             "exercise %s (EXERCISE=%s runs it)",
+	didNotFinish:             " (did not run to the end)",
+	summary:                  "%d of %d checks pass",
+	fixFirst:                 ": fix the first FAIL above, then run the same command again",
+	period:                   ".",
+	checking:                 "Checking lesson %s (%s) with %s; each wait gives up after %s.",
+	solutionReconciler:       "The solution registers its own Reconciler, %s: checking that one (RECONCILER=%s).",
+	controllerDoesNotCompile: "No check ran: the controller does not compile.",
+	suiteDoesNotCompile:      "No check ran: the suite does not compile.",
+	noCheckRan:               "No check ran. The suite's output ends with:",
+	shownAbove:               "(shown above)",
+	explainedAbove:           "(explained above)",
+	logEmpty:                 "empty: the controller wrote nothing, so it may never have started",
+	logLastErrors:            "its last errors (%d in all)",
+	logEndsWith:              "no error in it; it ends with",
+	apiRefused:               "%s: %s %s, %d times (%s)",
+	apiHandled:               "%d more refused requests (conflicts, timeouts) left out: the controller logged no error, so it handled them",
+	refusedTerminating:       "the namespace is being deleted, and the API server refuses every create there: that is the end of the work (return nil), not an error to retry",
+	refusedByAdmission:       "RBAC allowed this %s, and admission refused it: %q",
+	refusedByRBAC:            "the shipped role does not grant %q on %s; use a verb it grants (the lesson's \"What the checks rely on\" names them) rather than widening the role",
+	refusedNotFound:          "the object was already gone; a NotFound on the object you reconcile means done, not an error",
+	refusedExists:            "an object of that name exists; read it (from the cache) instead of creating it again, and requeue when the cache lags behind",
+	refusedConflict:          "you wrote an older version than the stored one; that is normal: requeue (the change queues the object again anyway) and do not report it as an error",
+	refusedInvalid:           "the API server rejected the object's content; the controller's log has its message naming the field",
+	refusedOther:             "see the controller's log for the API server's message",
+}
+
+// japanese is for a learner who reads the Japanese lessons (readsJapanese).
+var japanese = texts{
+	hint: "ヒント: ", needs: "前提:   ", reread: "読み直す: ", log: "ログ:   ", panic: "panic:  ", api: "API:    ",
+	skipExercise:             "演習 %s（EXERCISE=%s で実行します）",
+	didNotFinish:             "（最後まで実行されませんでした）",
+	summary:                  "%d / %d 個のチェックに合格",
+	fixFirst:                 "。上の最初のFAILを直してから、同じコマンドをもう一度実行してください",
+	period:                   "。",
+	checking:                 "レッスン%s（%s）を%sでチェックします。各待機は%sで打ち切ります。",
+	solutionReconciler:       "この解答は独自のReconciler %s を登録するので、それをチェックします（RECONCILER=%s）。",
+	controllerDoesNotCompile: "チェックは実行されませんでした: コントローラーがコンパイルできません。",
+	suiteDoesNotCompile:      "チェックは実行されませんでした: テストスイートがコンパイルできません。",
+	noCheckRan:               "チェックは実行されませんでした。スイートの出力の最後:",
+	shownAbove:               "（上に表示済み）",
+	explainedAbove:           "（上で説明済み）",
+	logEmpty:                 "空です: コントローラーは何も書いていないので、起動しなかったのかもしれません",
+	logLastErrors:            "最後のエラー（全部で%d行）",
+	logEndsWith:              "エラーはありません。最後の行",
+	apiRefused:               "%s: %s %s、%d回（%s）",
+	apiHandled:               "拒否されたリクエストがほかに%d件（コンフリクト、タイムアウト）: コントローラーはエラーをログに出していないので、対処できています",
+	refusedTerminating:       "Namespaceが削除中で、APIサーバーはそこでのcreateをすべて拒否します。仕事はそこで終わりです（nilを返す）。再試行すべきエラーではありません",
+	refusedByAdmission:       "RBACはこの%sを許可しましたが、アドミッションが拒否しました: %q",
+	refusedByRBAC:            "同梱のロールは%[2]sの%[1]qを許可していません。ロールを広げるのではなく、許可されている動詞を使ってください（レッスンの「チェックが前提としていること」に書いてあります）",
+	refusedNotFound:          "オブジェクトはもうありませんでした。リコンサイルしているオブジェクトのNotFoundは「完了」であって、エラーではありません",
+	refusedExists:            "その名前のオブジェクトはもうあります。もう一度作るのではなく（キャッシュから）読み、キャッシュが遅れているときは再キューしてください",
+	refusedConflict:          "保存されているものより古いバージョンを書きました。これは普通のことです。再キューし（変更によってオブジェクトはどのみち再びキューに入ります）、エラーとして報告しないでください",
+	refusedInvalid:           "APIサーバーがオブジェクトの内容を拒否しました。フィールドを挙げたメッセージがコントローラーのログにあります",
+	refusedOther:             "APIサーバーのメッセージはコントローラーのログを見てください",
+}
+
+// learnerTexts returns the texts in the learner's language: Japanese when
+// readsJapanese says so ($KIT_LANG, else the locale), else English.
+func learnerTexts() texts {
+	if readsJapanese() {
+		return japanese
+	}
+	return english
+}
