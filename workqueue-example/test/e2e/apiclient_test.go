@@ -29,17 +29,9 @@ func TestAPIClientCreatesUpdatesThroughAConflictListsAndDeletes(t *testing.T) {
 	t.Parallel()
 	cs := clientset(t)
 	ns := kittest.Namespace(t, cs, "wq-apiclient")
-	bin, err := kittest.CachedBinary(filepath.Join(suite.TierDir, "apiclient"), "apiclient", os.Getenv(kittest.OverlayEnv))
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	start := time.Now()
-	out, err := exec.Command(bin, "--kubeconfig="+kittest.Kubeconfig(), "--namespace="+ns).CombinedOutput()
-	if err != nil {
-		t.Fatalf("apiclient: %v\n%s", err, out)
-	}
-	t.Logf("apiclient's narration:\n%s", out)
+	t.Logf("apiclient's narration:\n%s", runAPIClient(t, ns))
 
 	ctx := context.Background()
 	selector := metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=apiclient-demo"}
@@ -92,15 +84,8 @@ func TestExerciseOrphanLeavesTheReplicaSetsRunning(t *testing.T) {
 	kittest.Exercise(t, "propagation")
 	cs := clientset(t)
 	ns := kittest.Namespace(t, cs, "wq-orphan")
-	bin, err := kittest.CachedBinary(filepath.Join(suite.TierDir, "apiclient"), "apiclient", os.Getenv(kittest.OverlayEnv))
-	if err != nil {
-		t.Fatal(err)
-	}
 
-	out, err := exec.Command(bin, "--kubeconfig="+kittest.Kubeconfig(), "--namespace="+ns, "--propagation=Orphan").CombinedOutput()
-	if err != nil {
-		t.Fatalf("apiclient --propagation=Orphan: %v\n%s", err, out)
-	}
+	runAPIClient(t, ns, "--propagation=Orphan")
 
 	ctx := context.Background()
 	selector := metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=apiclient-demo"}
@@ -124,4 +109,22 @@ func TestExerciseOrphanLeavesTheReplicaSetsRunning(t *testing.T) {
 		}
 		return true, nil
 	})
+}
+
+// runAPIClient builds apiclient (with the solution under check laid over it,
+// if any: make check SOLUTION=...), runs it in namespace with args against the
+// cluster under test, and returns what it printed; the test fails when it does
+// not exit 0.
+func runAPIClient(t *testing.T, namespace string, args ...string) []byte {
+	t.Helper()
+	bin, err := kittest.CachedBinary(filepath.Join(suite.TierDir, "apiclient"), "apiclient", os.Getenv(kittest.OverlayEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args = append([]string{"--kubeconfig=" + kittest.Kubeconfig(), "--namespace=" + namespace}, args...)
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("apiclient %s: %v\n%s", strings.Join(args[2:], " "), err, out)
+	}
+	return out
 }
