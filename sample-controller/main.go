@@ -191,7 +191,7 @@ status. It is lesson 2 of controller-kit: docs/lessons/02-sample-controller.md.`
 	// controller" holds --concurrent-deployment-syncs); this is ours.
 	foo := sections.FlagSet("foo controller")
 	foo.IntVar(&o.workers, "workers", 16, "How many Foos are reconciled in parallel (each mostly waits on the API server, so more than the CPU count helps).")
-	foo.DurationVar(&o.maxRetryDelay, "max-retry-delay", 30*time.Second, "The longest wait between two retries of a failed Foo (the backoff starts at 5ms and doubles): the end of an outage is noticed within it. From 1s to 10m.")
+	foo.DurationVar(&o.maxRetryDelay, "max-retry-delay", controller.DefaultMaxRetryDelay, "The longest wait between two retries of a failed Foo (the backoff starts at 5ms and doubles): the end of an outage is noticed within it. From 1s to 10m.")
 	foo.StringVar(&o.reconciler, "reconciler", "reference", "Which Reconciler runs: reference (the kit's) or stub (logs only, your starting point); see reconcilers.")
 	foo.BoolVar(&o.listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit.")
 

@@ -80,10 +80,15 @@ type Controller struct {
 	fooIndexer cache.Indexer
 }
 
+// DefaultMaxRetryDelay is --max-retry-delay's default: the end of an outage is
+// noticed within 30 seconds.
+const DefaultMaxRetryDelay = 30 * time.Second
+
 // NewRetryRateLimiter is the retry policy of the Foo queue: a failed key comes
 // back after 5ms, 10ms, 20ms ... and never more than maxRetryDelay after its
 // last failure, however long it keeps failing, so the end of an outage is
-// noticed within maxRetryDelay (the --max-retry-delay flag, 30s by default). A
+// noticed within maxRetryDelay (the --max-retry-delay flag; 0 means
+// DefaultMaxRetryDelay). A
 // key is never dropped: it leaves the queue when Reconcile succeeds, which it
 // does for a Foo that is gone. Compare with workqueue.DefaultTypedControllerRateLimiter,
 // which kube-controller-manager's controllers use: its backoff grows to 1000s,
@@ -91,6 +96,9 @@ type Controller struct {
 // failing Foos for 100s, past any bound; the client's --kube-api-qps limits the
 // load instead.
 func NewRetryRateLimiter(maxRetryDelay time.Duration) workqueue.TypedRateLimiter[cache.ObjectName] {
+	if maxRetryDelay <= 0 {
+		maxRetryDelay = DefaultMaxRetryDelay
+	}
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, maxRetryDelay)
 }
 
