@@ -189,7 +189,7 @@ func NewController(ctx context.Context, informer cache.SharedInformer, reconcile
 	c := &Controller{reconciler: reconciler, maxRetries: maxRetries, maxRetryDelay: maxRetryDelay,
 		// A failed key waits the longer of 5 ms doubling per failure (capped at maxRetryDelay)
 		// and, after maxRetries failures, maxRetryDelay. No bucket for all keys, unlike
-		// client-go's default: 1000 keys failing at once would wait 100 s each behind it.
+		// client-go's default: the last of 1000 keys failing at once would wait 90 s in it.
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.NewTypedMaxOfRateLimiter(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, maxRetryDelay),
 			workqueue.NewTypedItemFastSlowRateLimiter[string](0, maxRetryDelay, maxRetries),

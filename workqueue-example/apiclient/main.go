@@ -191,7 +191,7 @@ func (d *Demo) get(ctx context.Context, createdVersion string) error {
 }
 
 // UpdateBackoff is how step 3 retries a conflict: up to 8 attempts, 10 ms
-// apart at first and twice as long each time (2.5 s in all). client-go's
+// apart at first and twice as long each time (7 waits, 1.3 s in all). client-go's
 // retry.DefaultRetry (5 attempts, 10 ms apart) can run out here: while the
 // Deployment controller rolls the Deployment out, it writes the status several
 // times a second, and each of those writes is a new resourceVersion too.

@@ -272,9 +272,9 @@ const DefaultMaxRetryDelay = 30 * time.Second
 // queue when Reconcile succeeds, which it does for one that is gone.
 // controller-runtime's default (controller.Options.RateLimiter, as
 // kube-controller-manager's workqueue.DefaultTypedControllerRateLimiter) lets the
-// backoff grow to 1000s, and its bucket for all keys (10 retries a second) would
-// hold each of 1000 failing Guestbooks for 100s; the client's --kube-api-qps
-// limits the load instead.
+// backoff double up to 1000s, and its bucket for all keys (10 retries a second,
+// bursts of 100) would hold the last of 1000 failing Guestbooks for some 90s; the
+// client's --kube-api-qps limits the load instead.
 func NewRetryRateLimiter(maxRetryDelay time.Duration) workqueue.TypedRateLimiter[reconcile.Request] {
 	if maxRetryDelay <= 0 {
 		maxRetryDelay = DefaultMaxRetryDelay

@@ -27,7 +27,8 @@ import (
 // A Guestbook whose Reconcile keeps failing (an API server down for minutes, a
 // refusal that lasts) is retried at least every --max-retry-delay, however many
 // times it has failed, and a success starts its backoff again at 5ms.
-// controller-runtime's default would wait 5ms * 2^19, 43 minutes, before the 20th.
+// controller-runtime's default would wait its cap, 1000s (16 min 40 s), before
+// every retry from the 19th on.
 func TestRetryDelayGrowsToMaxRetryDelayAndNoFurther(t *testing.T) {
 	for _, maxRetryDelay := range []time.Duration{0, 10 * time.Second} {
 		bound := maxRetryDelay

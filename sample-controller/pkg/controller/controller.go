@@ -91,10 +91,10 @@ const DefaultMaxRetryDelay = 30 * time.Second
 // DefaultMaxRetryDelay). A
 // key is never dropped: it leaves the queue when Reconcile succeeds, which it
 // does for a Foo that is gone. Compare with workqueue.DefaultTypedControllerRateLimiter,
-// which kube-controller-manager's controllers use: its backoff grows to 1000s,
-// and its bucket for all keys (10 retries a second) would hold each of 1000
-// failing Foos for 100s, past any bound; the client's --kube-api-qps limits the
-// load instead.
+// which kube-controller-manager's controllers use: its backoff doubles up to
+// 1000s, and its bucket for all keys (10 retries a second, bursts of 100) would
+// hold the last of 1000 failing Foos for some 90s, past any bound; the client's
+// --kube-api-qps limits the load instead.
 func NewRetryRateLimiter(maxRetryDelay time.Duration) workqueue.TypedRateLimiter[cache.ObjectName] {
 	if maxRetryDelay <= 0 {
 		maxRetryDelay = DefaultMaxRetryDelay

@@ -22,7 +22,8 @@ import (
 // A Foo that keeps failing (an API server down for minutes, a refusal that
 // lasts) is retried at least every maxRetryDelay, however many times it has
 // failed, and a success starts its backoff again at 5ms. With the default
-// controller rate limiter the 20th retry would wait 5ms * 2^19, 43 minutes.
+// controller rate limiter every retry from the 19th on would wait 1000s
+// (16 min 40 s), its cap.
 func TestRetryDelayGrowsToMaxRetryDelayAndNoFurther(t *testing.T) {
 	const maxRetryDelay = 30 * time.Second
 	limiter := NewRetryRateLimiter(maxRetryDelay)
