@@ -17,7 +17,11 @@ snapshot() { git status --porcelain --untracked-files=all && git diff; }
 mtimes() { git ls-files -z --cached --others --exclude-standard | xargs -0 stat -c '%.9Y	%n' 2>/dev/null || true; }
 before=$(snapshot)
 times=$(mtimes)
+# The generators delete their output folders before they write them again: a
+# Ctrl-C in between leaves generated code missing. Say so, and how to mend it.
+trap 'echo "verify: interrupted while make generate was rewriting the generated code; run make generate (or git checkout the files git status shows deleted) before you build" >&2; exit 130' INT TERM
 make --no-print-directory generate
+trap - INT TERM
 after=$(snapshot)
 if [ "$before" != "$after" ]; then
 	echo "verify: 'make generate' changed these files; run it and commit the result:" >&2
