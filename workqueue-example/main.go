@@ -179,14 +179,13 @@ type Controller struct {
 	queue         workqueue.TypedRateLimitingInterface[string]
 	handlerSynced cache.InformerSynced // our handlers have seen the informer's first list
 	maxRetries    int                  // fast retries of a failed key
-	maxRetryDelay time.Duration        // the wait between two slow retries
 }
 
 // NewController registers the event handlers on informer and returns a Controller that
 // passes the key of every object it sees to reconciler and retries a failed key (see
 // handleResult). Nothing is specific to Pods. It fails only if the informer stopped.
 func NewController(ctx context.Context, informer cache.SharedInformer, reconciler Reconciler, maxRetries int, maxRetryDelay time.Duration) (*Controller, error) {
-	c := &Controller{reconciler: reconciler, maxRetries: maxRetries, maxRetryDelay: maxRetryDelay,
+	c := &Controller{reconciler: reconciler, maxRetries: maxRetries,
 		// A failed key waits the longer of 5 ms doubling per failure (capped at maxRetryDelay)
 		// and, after maxRetries failures, maxRetryDelay. No bucket for all keys, unlike
 		// client-go's default: the last of 1000 keys failing at once would wait 90 s in it.
@@ -276,10 +275,10 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	return true
 }
 
-// handleResult is the retry policy. Success resets the key's backoff. A failure is
-// retried maxRetries times with a growing delay, then every maxRetryDelay, until
-// Reconcile returns nil (it does for a Pod that is gone): with no resync, a dropped key
-// would wait for an event a settled Pod may never get, and its work would be lost.
+// handleResult is the retry policy. Success resets the key's backoff. A failure goes back
+// with AddRateLimited: the queue's limiter (NewController) retries it fast, then every
+// --max-retry-delay, until Reconcile returns nil (it does for a Pod that is gone). No
+// resync, so a dropped key would wait for an event a settled Pod may never get.
 func (c *Controller) handleResult(ctx context.Context, key string, err error) {
 	if err == nil {
 		c.queue.Forget(key)
