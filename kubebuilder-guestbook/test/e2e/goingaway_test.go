@@ -149,11 +149,7 @@ func kindOf(obj client.Object) string {
 func deletingWorksWhileTheWebhookServerIsDown(t *testing.T, c client.Client, cs kubernetes.Interface, operatorNS string) {
 	ns := kittest.Namespace(t, cs, "guestbook")
 	createGuestbook(t, c, ns, "shop", 1)
-	kittest.Eventually(t, deadline, "the directory entry", func(ctx context.Context) (bool, error) {
-		var cm corev1.ConfigMap
-		err := c.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: "guestbook-directory"}, &cm)
-		return err == nil && cm.Data[ns+".shop"] != "", client.IgnoreNotFound(err)
-	})
+	kittest.Eventually(t, deadline, "the directory entry", hasDirectoryEntry(c, operatorNS, ns, "shop"))
 
 	manifests, err := kittest.Kustomize(filepath.Join(kittest.RepoRoot(), "kubebuilder-guestbook", "config", "webhook"))
 	if err != nil {

@@ -77,11 +77,7 @@ func TestGuestbookOperator(t *testing.T) {
 		if running < 5 { // 1 leader + 2 followers + 2 frontends
 			t.Errorf("%d Guestbook Pods running on nodes; want 5", running)
 		}
-		kittest.Eventually(t, deadline, "the directory entry", func(ctx context.Context) (bool, error) {
-			var cm corev1.ConfigMap
-			err := c.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: "guestbook-directory"}, &cm)
-			return cm.Data[ns+".shop"] == "http://shop-frontend."+ns+".svc", err
-		})
+		kittest.Eventually(t, deadline, "the directory entry", hasDirectoryEntry(c, operatorNS, ns, "shop"))
 		kittest.Eventually(t, deadline, "the operator's Available event", func(ctx context.Context) (bool, error) {
 			var events corev1.EventList
 			if err := c.List(ctx, &events, client.InNamespace(ns)); err != nil {
@@ -178,12 +174,7 @@ func TestGuestbookOperator(t *testing.T) {
 		t.Parallel()
 		ns := kittest.Namespace(t, cs, "guestbook")
 		createGuestbook(t, c, ns, "shop", 1)
-		want := "http://shop-frontend." + ns + ".svc"
-		entry := func(ctx context.Context) (bool, error) {
-			var cm corev1.ConfigMap
-			err := c.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: "guestbook-directory"}, &cm)
-			return err == nil && cm.Data[ns+".shop"] == want, client.IgnoreNotFound(err)
-		}
+		entry := hasDirectoryEntry(c, operatorNS, ns, "shop")
 		kittest.Eventually(t, deadline, "the directory entry", entry)
 		// Settled: no child is changing any more, so no event of its own
 		// brings the Guestbook back to the Reconciler; only the watch can.

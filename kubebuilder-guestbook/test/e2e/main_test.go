@@ -205,6 +205,18 @@ func startManager(t *testing.T, name, operatorNS string, extraArgs ...string) *k
 	return kittest.StartProcess(t, name, suite.Bin, args...)
 }
 
+// hasDirectoryEntry is a condition for kittest.Eventually: the directory
+// ConfigMap in operatorNS has Guestbook ns/name's entry, with the URL of its
+// frontend Service. A ConfigMap not yet created is no error, only not yet.
+func hasDirectoryEntry(c client.Client, operatorNS, ns, name string) func(ctx context.Context) (bool, error) {
+	want := "http://" + name + "-frontend." + ns + ".svc"
+	return func(ctx context.Context) (bool, error) {
+		var cm corev1.ConfigMap
+		err := c.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: "guestbook-directory"}, &cm)
+		return err == nil && cm.Data[ns+"."+name] == want, client.IgnoreNotFound(err)
+	}
+}
+
 // getGuestbook reads a Guestbook; a NotFound error means it is gone.
 func getGuestbook(ctx context.Context, c client.Client, ns, name string) (*webappv1.Guestbook, error) {
 	var gb webappv1.Guestbook
