@@ -89,7 +89,7 @@ ensure-cluster: ## Use the cluster KUBECONFIG reaches, else start the local one.
 
 ##@ Lessons
 
-##% ARGS run-*: extra flags for the controller, such as ARGS="-v=6 --workers=1"
+##% ARGS run-*: extra flags for the controller, such as ARGS="-v=6 --workers=1"; kube-test*: more go test flags, such as ARGS="-v -count=1"
 ##% NAMESPACE run-workqueue: the namespace whose Pods it watches (default workqueue-example; NAMESPACE= watches every namespace)
 .PHONY: run-workqueue
 run-workqueue: ## Lesson 1: run the workqueue example against the cluster.
@@ -112,7 +112,7 @@ RECONCILER ?=
 EXERCISE ?=
 ##% SOLUTION check: build with an exercise's reference solution (docs/solutions/), such as service
 SOLUTION ?=
-##% RUN check: only the checks whose test names match (go test -run)
+##% RUN check: only the checks whose test names match (go test -run); kube-test*: only the tests whose names match
 RUN ?=
 ##% CHECK_TIMEOUT check: how long each wait of a check may take (default 30s)
 CHECK_TIMEOUT ?= 30s
@@ -130,6 +130,45 @@ check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCI
 	@"$(CHECK)" -validate -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)"
 	@$(MAKE) --no-print-directory ensure-cluster
 	@"$(CHECK)" -timeout $(CHECK_TIMEOUT) -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)" -run "$(RUN)" $(if $(V),-v)
+
+##@ Kubernetes itself (lesson 4)
+
+##% WHAT kube-build, kube-restart: a control-plane binary (kube-apiserver, kube-controller-manager, kube-scheduler; kube-build also kubectl; unset: all four); kube-test, kube-test-integration: packages of the Kubernetes source, written from its root (./pkg/controller/deployment/...)
+WHAT ?=
+##% PINNED kube-restart: PINNED=1 runs the pinned binary (bin/) again instead of the copy's build
+PINNED ?=
+##% FORCE kube-src-reset: FORCE=1 throws away the copy's changes without asking
+FORCE ?=
+# kube-src.sh reads these (and RUN, ARGS) from its environment.
+export RUN ARGS FORCE
+
+.PHONY: kube-src
+kube-src: ## A writable copy of the pinned Kubernetes source, with its own git repository, in _output/kubernetes (never overwrites your changes).
+	@hack/kube-src.sh src
+
+.PHONY: kube-src-reset
+kube-src-reset: ## Start the copy over from the pinned source (asks first when it has changes; FORCE=1 does not ask).
+	@hack/kube-src.sh reset
+
+.PHONY: kube-build
+kube-build: ## Build WHAT=kube-controller-manager (or another control-plane binary; unset: all) from the copy into _output/kube-build/bin; only what changed is compiled.
+	@hack/kube-src.sh build $(WHAT)
+
+.PHONY: kube-restart
+kube-restart: ## Run the copy's build of WHAT in the local cluster (PINNED=1: bin/'s again), and wait until it is healthy and leads.
+	@hack/kube-src.sh $(if $(filter 1,$(PINNED)),pinned,restart) $(WHAT)
+
+.PHONY: kube-test
+kube-test: ## Upstream's own unit tests of WHAT=./pkg/... from the copy (or the pinned module with no copy); RUN= picks tests.
+	@hack/kube-src.sh test $(WHAT)
+
+.PHONY: kube-test-integration
+kube-test-integration: ## Upstream's integration tests of WHAT=./test/integration/... with the kit's etcd (not in make test).
+	@hack/kube-src.sh test-integration $(WHAT)
+
+.PHONY: test-lesson4
+test-lesson4: ## Lesson 4's checks both ways on a fresh local cluster of their own: a fresh copy fails them, the solution (rebuilt and restarted) passes them.
+	@hack/test-lesson4.sh
 
 ##@ Development
 
@@ -152,6 +191,14 @@ verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missin
 		for p in docs/solutions/*/*.patch; do GIT_INDEX_FILE=$$idx git apply --cached --check "$$p" || \
 		{ echo "$$p does not apply to the committed tier: see docs/solutions/README.md" >&2; exit 1; }; done
 	@echo ">> docs/solutions: every patch applies to its tier"
+	@# Patches to Kubernetes' own source (lesson 4) apply to the pinned module, add
+	@# lines only and carry no context: they quote no upstream line.
+	@K=$$(cd hack/controlplane && GOWORK=off go list -m -f '{{.Dir}}' k8s.io/kubernetes) && \
+		for p in docs/solutions/*/kubernetes/*.patch; do \
+		if grep -nE '^( |-([^-]|$$)|-[-][^-])' "$$p" >&2; then echo "$$p: the lines above are context or removals; a patch to Kubernetes' source adds lines only (git diff -U0)" >&2; exit 1; fi; \
+		(cd "$$K" && GIT_CEILING_DIRECTORIES="$$(dirname "$$K")" git apply --check --unidiff-zero "$(CURDIR)/$$p") || \
+		{ echo "$$p does not apply to k8s.io/kubernetes at the pinned version: see docs/solutions/README.md" >&2; exit 1; }; done
+	@echo ">> docs/solutions: every patch to Kubernetes' source applies to the pinned module and only adds lines"
 
 .PHONY: vet
 vet: ## gofmt and go vet every module of the workspace, e2e suites included.
@@ -159,8 +206,8 @@ vet: ## gofmt and go vet every module of the workspace, e2e suites included.
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt would change these files; run gofmt -w on them:" >&2; echo "$$out" >&2; exit 1; fi
 	@# Each tier's test/e2e is a module of its own, and ./<tier>/... stops at a
 	@# module's edge: the e2e modules are named one by one, and so is lesson 0's.
-	@echo ">> go vet -tags e2e ($(TIERS), their test/e2e modules, workqueue-example/test/lesson0, hack/kittest, hack/check, hack/jadocs, hack/reliability)"
-	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) $(addsuffix /test/e2e,$(TIERS)) workqueue-example/test/lesson0 hack/kittest hack/check hack/jadocs hack/reliability))
+	@echo ">> go vet -tags e2e ($(TIERS), their test/e2e modules, workqueue-example/test/lesson0, hack/kittest, hack/check, hack/jadocs, hack/reliability, hack/lesson4)"
+	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) $(addsuffix /test/e2e,$(TIERS)) workqueue-example/test/lesson0 hack/kittest hack/check hack/jadocs hack/reliability hack/lesson4))
 	@echo ">> go vet -tags e2e_kind (kubebuilder-guestbook/test/e2e: kubebuilder's kind suite)"
 	@go vet -tags e2e_kind ./kubebuilder-guestbook/test/e2e/...
 	@echo ">> go vet (hack/bench, outside the workspace)"

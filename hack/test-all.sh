@@ -14,6 +14,8 @@
 #     longest job, so the others run at a lower CPU priority (nice) and the e2e
 #     suites' waits keep their margins;
 #   - make verify-docs and make vet;
+#   - lesson 4's smoke (hack/kube-src.sh smoke: a copy of the Kubernetes source
+#     made, a package's tests found in it; make test-lesson4 runs its checks);
 #   - the unit and envtest suites (make test-unit; they start API servers of their
 #     own; the fuzz targets' seed inputs run among them);
 #   - a smoke run of `make bench`, every scenario on one cluster of its own
@@ -104,10 +106,14 @@ cluster_pids+=($!)
 step "2/3 generated code is current (make verify)"
 make --no-print-directory verify
 
-step "3/3 every suite at once: lessons 0-3 (e2e suites; checks against the stubs and exercise solutions, on a second cluster); docs and vet, unit and envtest suites, bench smoke run, reliability scenarios beside them"
+step "3/3 every suite at once: lessons 0-3 (e2e suites; checks against the stubs and exercise solutions, on a second cluster); docs and vet, lesson 4's smoke, unit and envtest suites, bench smoke run, reliability scenarios beside them"
 kit_log "make verify-docs and make vet in the background (log: $KIT_OUT/verify-docs-vet.log)"
 background "$KIT_OUT/verify-docs-vet.log" "make verify-docs and make vet" \
 	nice -n 10 bash -c 'make --no-print-directory verify-docs && make --no-print-directory vet' &
+jobs_pids+=($!)
+kit_log "lesson 4 smoke in the background (log: $KIT_OUT/lesson-4-smoke.log)"
+background "$KIT_OUT/lesson-4-smoke.log" "lesson 4 smoke (a copy of the Kubernetes source)" \
+	nice -n 10 hack/kube-src.sh smoke &
 jobs_pids+=($!)
 # envtest gives its API server 20 s to start by default: too little while the
 # e2e suites run beside it. The fuzz targets' seeds run as plain tests there;

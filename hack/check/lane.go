@@ -93,6 +93,11 @@ func solutionsHold(root string, l *lesson, w io.Writer) (bool, error) {
 		if ok, err := passes(options{root: root, lesson: l.Number, reconciler: "reference", solution: ex.Name, timeout: "2m"}, w); err != nil || !ok {
 			return false, err
 		}
+		if l.KubeSource {
+			// Nothing of the kit to check against: the stub step holds the
+			// unchanged source to failing every exercise's checks.
+			continue
+		}
 		fmt.Fprintf(w, ">> exercise %s against the reference (its checks must fail)\n", ex.Name)
 		res, err := run(options{root: root, lesson: l.Number, reconciler: "reference", exercise: ex.Name, timeout: "10s", run: "TestExercise"}, w)
 		if err != nil {

@@ -106,7 +106,7 @@ func validate(o options) error {
 	if err != nil {
 		return err
 	}
-	if o.solution == "" && o.reconciler != kittest.DefaultReconciler {
+	if o.solution == "" && o.reconciler != kittest.DefaultReconciler && !l.KubeSource {
 		bin := o.binary
 		if bin == "" {
 			if bin, err = kittest.CachedBinary(filepath.Join(o.root, l.Tier, l.Main), l.Binary, ""); err != nil {

@@ -225,7 +225,7 @@ func TestUnknownSolutionListsTheLessonsSolutions(t *testing.T) {
 // run does for -solution.
 func applySolution(t *testing.T, root, solution string) (string, error) {
 	t.Helper()
-	path, patch, err := readSolution(root, "docs/lessons/02-sample-controller.md", solution)
+	path, patch, err := readSolution(root, "docs/lessons/02-sample-controller.md", false, solution)
 	if err != nil {
 		return "", err
 	}

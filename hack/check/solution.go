@@ -12,14 +12,20 @@ import (
 )
 
 // readSolution reads the reference solution docs/solutions/<lesson>/<solution>.patch
-// of the lesson whose file is doc, and returns its path and content. A solution
-// that does not exist is an error listing the lesson's solutions.
-func readSolution(root, doc, solution string) (path, patch string, err error) {
+// of the lesson whose file is doc (kubeSource: docs/solutions/<lesson>/kubernetes/,
+// a patch to Kubernetes' source, kept apart from the patches to the kit), and
+// returns its path and content. A solution that does not exist is an error
+// listing the lesson's solutions.
+func readSolution(root, doc string, kubeSource bool, solution string) (path, patch string, err error) {
 	lessonName := strings.TrimSuffix(filepath.Base(doc), ".md")
-	path = filepath.Join(root, "docs", "solutions", lessonName, solution+".patch")
+	dir := filepath.Join(root, "docs", "solutions", lessonName)
+	if kubeSource {
+		dir = filepath.Join(dir, "kubernetes")
+	}
+	path = filepath.Join(dir, solution+".patch")
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		have, _ := filepath.Glob(filepath.Join(root, "docs", "solutions", lessonName, "*.patch"))
+		have, _ := filepath.Glob(filepath.Join(dir, "*.patch"))
 		for i, h := range have {
 			have[i] = strings.TrimSuffix(filepath.Base(h), ".patch")
 		}

@@ -61,7 +61,7 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 		if err != nil {
 			return nil, fmt.Errorf("-solution=%q: %w", o.solution, err)
 		}
-		if patchPath, patch, err = readSolution(root, lesson.Doc, o.solution); err != nil {
+		if patchPath, patch, err = readSolution(root, lesson.Doc, lesson.KubeSource, o.solution); err != nil {
 			return nil, err
 		}
 		// A solution that registers a Reconciler of its own is checked with that
@@ -95,7 +95,15 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 		o.exercise = lesson.ExerciseNames() // the lesson's checks are its exercises
 	}
 	var overlay string
-	if o.solution != "" {
+	switch {
+	case lesson.KubeSource && o.solution != "":
+		// A patch to Kubernetes' source: the suite applies it to a copy of its own.
+		env = append(env, kittest.KubeSolutionEnv+"="+patchPath)
+		what = append(what, "solution "+o.solution)
+	case lesson.KubeSource && o.reconciler == "stub":
+		// What the lesson starts from: a fresh copy and the pinned binaries.
+		env = append(env, kittest.KubePristineEnv+"=1")
+	case o.solution != "":
 		if overlay, err = writeOverlay(root, patchPath, patch, tmp); err != nil {
 			return nil, err
 		}
@@ -107,21 +115,27 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 	}
 	env = append(env, kittest.ExerciseEnv+"="+o.exercise)
 	t := learnerTexts()
-	fmt.Fprintf(w, t.checking+"\n", o.lesson, lesson.Tier, strings.Join(what, ", "), o.timeout)
+	checked := lesson.Tier
+	if lesson.KubeSource {
+		checked = "Kubernetes' source" // the learner's copy, or a fresh one of the suite's
+	}
+	fmt.Fprintf(w, t.checking+"\n", o.lesson, checked, strings.Join(what, ", "), o.timeout)
 
 	start := time.Now()
 	// The controller and the suite are built once per run of this program (a
 	// lane's steps share them) into the kit's cache, where a build with nothing
 	// changed links nothing; test2json turns the suite's -test.v output into
 	// the event stream `go test -json` prints.
-	bin, err := buildOnce("controller "+lesson.Number+" "+o.solution, func() (string, error) {
-		return kittest.CachedBinary(filepath.Join(tierDir, lesson.Main), lesson.Binary, overlay)
-	})
-	if err != nil {
-		fmt.Fprintf(w, "%s\n%v\n", t.controllerDoesNotCompile, err)
-		return &suiteRun{code: 1}, nil
+	if !lesson.KubeSource { // a kubeSource lesson has no controller of the kit
+		bin, err := buildOnce("controller "+lesson.Number+" "+o.solution, func() (string, error) {
+			return kittest.CachedBinary(filepath.Join(tierDir, lesson.Main), lesson.Binary, overlay)
+		})
+		if err != nil {
+			fmt.Fprintf(w, "%s\n%v\n", t.controllerDoesNotCompile, err)
+			return &suiteRun{code: 1}, nil
+		}
+		env = append(env, kittest.BinaryEnv+"="+bin)
 	}
-	env = append(env, kittest.BinaryEnv+"="+bin)
 	suiteDir := filepath.Join(tierDir, lesson.Suite)
 	testBin, err := buildOnce("suite "+lesson.Number, func() (string, error) { return testBinary(lesson, tierDir) })
 	if err != nil {

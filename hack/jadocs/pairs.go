@@ -18,6 +18,7 @@ var pairs = []pair{
 	{"docs/lessons/01-workqueue.md", "docs/ja/lessons/01-workqueue.md"},
 	{"docs/lessons/02-sample-controller.md", "docs/ja/lessons/02-sample-controller.md"},
 	{"docs/lessons/03-kubebuilder.md", "docs/ja/lessons/03-kubebuilder.md"},
+	{"docs/lessons/04-changing-kubernetes.md", "docs/ja/lessons/04-changing-kubernetes.md"},
 	{"docs/performance.md", "docs/ja/performance.md"},
 	{"docs/reliability.md", "docs/ja/reliability.md"},
 	{"docs/reading-kubernetes.md", "docs/ja/reading-kubernetes.md"},

@@ -41,6 +41,15 @@ const (
 	// lines). Unset, a Japanese locale (LC_ALL, LC_MESSAGES or LANG starting with
 	// ja) means ja.
 	LangEnv = "KIT_LANG"
+	// KubeSolutionEnv names a reference solution of a kubeSource lesson (a patch
+	// to Kubernetes' source with upstream's paths, Lesson.KubeSource): the lesson's
+	// suite applies it to a fresh copy of its own, builds from that copy and runs
+	// the result in the cluster, instead of checking the learner's copy.
+	KubeSolutionEnv = "KIT_KUBE_SOLUTION"
+	// KubePristineEnv, set to 1, has a kubeSource lesson's suite check a fresh,
+	// unchanged copy and the pinned binaries: what the lesson starts from, which
+	// fails every exercise (make test-lesson4's stub step).
+	KubePristineEnv = "KIT_KUBE_PRISTINE"
 	// ClusterEnv names the kit cluster (hack/lib.sh's KIT_CLUSTER, default
 	// DefaultCluster): it picks the kit kubeconfig (see KitKubeconfig).
 	ClusterEnv = "KIT_CLUSTER"

@@ -40,6 +40,13 @@ type Lesson struct {
 	// StubFails marks, and it has no e2e step (lesson 0 adds flags to lesson 1's
 	// tier, whose suite lesson 1 runs).
 	OnlyExercises bool `json:"onlyExercises,omitempty"`
+	// KubeSource marks a lesson whose exercises change the learner's copy of
+	// Kubernetes' own source (make kube-src, hack/kube-src.sh) instead of a tier:
+	// its file lies in hack/<suite>/, it has no controller of the kit to build
+	// (Main and Binary stay empty), and its solutions are patches to that copy,
+	// docs/solutions/<Doc's name>/kubernetes/<name>.patch, which the suite applies
+	// to a copy of its own (KubeSolutionEnv), never to the kit's tree.
+	KubeSource bool `json:"kubeSource,omitempty"`
 	// Checks are the suite's checks, one per test, exercises' checks included.
 	Checks []Check `json:"checks"`
 
@@ -77,15 +84,26 @@ func ParseLesson(data []byte, dir string) (*Lesson, error) {
 		return nil, fmt.Errorf("%s: a lesson file lies in its suite's folder inside a tier, <tier>/test/<suite>/%s", source, LessonFile)
 	}
 	l.Tier, l.Suite = tier, suite
+	required := map[string]string{"lesson": l.Number, "main": l.Main, "binary": l.Binary, "doc": l.Doc}
+	if l.KubeSource {
+		if tier != "hack" {
+			return nil, fmt.Errorf("%s: a kubeSource lesson checks no tier; its file lies in hack/<suite>/%s", source, LessonFile)
+		}
+		if l.Main != "" || l.Binary != "" {
+			return nil, fmt.Errorf("%s: a kubeSource lesson builds no controller of the kit; leave out main and binary", source)
+		}
+		delete(required, "main")
+		delete(required, "binary")
+	}
 	var missing []string
-	for field, value := range map[string]string{"lesson": l.Number, "main": l.Main, "binary": l.Binary, "doc": l.Doc} {
+	for field, value := range required {
 		if value == "" {
 			missing = append(missing, field)
 		}
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return nil, fmt.Errorf("%s: %s missing; every lesson file states lesson, main, binary and doc", source, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("%s: %s missing; every lesson file states lesson, main, binary and doc (a kubeSource lesson: lesson and doc)", source, strings.Join(missing, ", "))
 	}
 	seen := map[string]bool{}
 	for i := range l.Checks {
@@ -108,13 +126,19 @@ func ParseLesson(data []byte, dir string) (*Lesson, error) {
 }
 
 // ReadLessons reads every lesson file of the repository at root
-// (<tier>/test/*/lesson.yaml) and returns the lessons by number. The error names
+// (<tier>/test/*/lesson.yaml, and hack/*/lesson.yaml for the lessons that change
+// Kubernetes' own source) and returns the lessons by number. The error names
 // a file that does not parse (ParseLesson) or two files with one number.
 func ReadLessons(root string) ([]*Lesson, error) {
 	paths, err := filepath.Glob(filepath.Join(root, "*", "test", "*", LessonFile))
 	if err != nil {
 		return nil, err
 	}
+	kubeSource, err := filepath.Glob(filepath.Join(root, "hack", "*", LessonFile))
+	if err != nil {
+		return nil, err
+	}
+	paths = append(paths, kubeSource...)
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no lesson file (<tier>/test/<suite>/%s) under %s: -root must be the repository root", LessonFile, root)
 	}

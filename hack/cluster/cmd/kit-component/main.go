@@ -1,14 +1,25 @@
-// Command kit-component stops or starts one component of a kit local cluster
+// Command kit-component stops, starts or swaps one component of a kit local cluster
 // (one that hack/cluster/local-up.sh created with kwokctl's binary runtime), through
-// kwokctl's own runtime library, for tests that need an outage of one component
-// only: `kwokctl stop cluster` stops all of them, etcd included.
+// kwokctl's own runtime library: for tests that need an outage of one component
+// only (`kwokctl stop cluster` stops all of them, etcd included), and for lesson 4,
+// which runs a component built from the learner's copy of the Kubernetes source.
 //
 //	kit-component --name controller-kit-reliability stop kube-apiserver
 //	kit-component --name controller-kit-reliability start kube-apiserver
+//	kit-component --name controller-kit use kube-controller-manager _output/kube-build/bin/kube-controller-manager
+//	kit-component --name controller-kit binary kube-controller-manager
+//
+// use checks that the new binary runs (--version) before it stops anything,
+// restarts the component on it and waits until the component's /healthz answers
+// ok; when it does not within --timeout, it puts the old binary back, starts
+// that, and fails. kwokctl runs each component from a link in the cluster's
+// bin/ folder (to the kit's bin/ at first); use changes where that link points,
+// so the cluster keeps the new binary across its own restarts.
 //
 // The cluster's files are where kwokctl keeps them: $KWOK_WORKDIR, which
 // hack/lib.sh sets to _output/kwok (kwokctl's own default is ~/.kwok). Exit code 0: done; 1: the cluster or the component was
-// not found, or kwokctl's runtime failed (the error says which).
+// not found, kwokctl's runtime failed, or (use) the new binary does not run or
+// never became healthy (the error says which, and the component runs its old binary).
 package main
 
 import (
@@ -44,6 +55,25 @@ func main() {
 			},
 		})
 	}
+	var timeout time.Duration
+	use := &cobra.Command{
+		Use:   "use COMPONENT BINARY",
+		Short: "restart one component on another binary and wait until it is healthy (else go back to the old one)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return useBinary(cmd.Context(), name, args[0], args[1], timeout)
+		},
+	}
+	use.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "how long the component may take to answer /healthz ok")
+	root.AddCommand(use)
+	root.AddCommand(&cobra.Command{
+		Use:   "binary COMPONENT",
+		Short: "print the binary the component runs (what use last gave it; at first the kit's bin/)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return printBinary(cmd.Context(), name, args[0])
+		},
+	})
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "kit-component:", err)
 		os.Exit(1)

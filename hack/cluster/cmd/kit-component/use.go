@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/kwok/pkg/apis/internalversion"
+	"sigs.k8s.io/kwok/pkg/config"
+	"sigs.k8s.io/kwok/pkg/kwokctl/runtime"
+	utilspath "sigs.k8s.io/kwok/pkg/utils/path"
+)
+
+// useBinary restarts the component of the cluster on binary and waits up to
+// timeout for its /healthz to answer ok. Nothing is stopped before binary has
+// shown that it runs (`binary --version`); a component that does not become
+// healthy is put back on the binary it had and started again, and the error
+// says where its log is.
+func useBinary(ctx context.Context, cluster, component, binary string, timeout time.Duration) error {
+	binary, err := filepath.Abs(binary)
+	if err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, binary, "--version").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s does not run (%v), so %s keeps the binary it has:\n%s", binary, err, component, out)
+	}
+	version := strings.TrimSpace(string(out))
+
+	rt, err := runtime.DefaultRegistry.Load(ctx, cluster, utilspath.Join(config.ClustersDir, cluster))
+	if err != nil {
+		return fmt.Errorf("loading the cluster %q from %s (is it running? make local-up with KIT_CLUSTER=%s): %w",
+			cluster, config.ClustersDir, cluster, err)
+	}
+	c, err := rt.GetComponent(ctx, component)
+	if err != nil {
+		return fmt.Errorf("the cluster %q has no component %q: %w", cluster, component, err)
+	}
+	link := c.Binary
+	old, err := os.Readlink(link)
+	if err != nil {
+		return fmt.Errorf("%s runs from %s, which is not the link kwokctl's binary runtime makes: %w", component, link, err)
+	}
+
+	start := time.Now()
+	fmt.Printf("%s: restarting %s on %s (%s)\n", cluster, component, binary, version)
+	if err := swapTo(ctx, rt, component, link, binary); err != nil {
+		return err
+	}
+	if err := waitHealthy(ctx, c, timeout); err != nil {
+		log := filepath.Join(config.ClustersDir, cluster, "logs", component+".log")
+		fmt.Fprintf(os.Stderr, "%s: %s on %s is not healthy (%v); going back to %s\n", cluster, component, binary, err, old)
+		if backErr := swapTo(ctx, rt, component, link, old); backErr != nil {
+			return fmt.Errorf("%s on %s never became healthy (%v), and going back to %s failed too: %w; its log: %s",
+				component, binary, err, old, backErr, log)
+		}
+		if backErr := waitHealthy(ctx, c, timeout); backErr != nil {
+			return fmt.Errorf("%s on %s never became healthy (%v); back on %s, it is not healthy either (%v); its log: %s",
+				component, binary, err, old, backErr, log)
+		}
+		return fmt.Errorf("%s on %s never became healthy within %s (%v), so it runs %s again; read why in %s",
+			component, binary, timeout, err, old, log)
+	}
+	fmt.Printf("%s: %s is healthy on %s after %.1f s\n", cluster, component, binary, time.Since(start).Seconds())
+	return nil
+}
+
+// printBinary prints the absolute path of the binary the component runs: the
+// target of the link kwokctl starts it from.
+func printBinary(ctx context.Context, cluster, component string) error {
+	rt, err := runtime.DefaultRegistry.Load(ctx, cluster, utilspath.Join(config.ClustersDir, cluster))
+	if err != nil {
+		return fmt.Errorf("loading the cluster %q from %s (is it running? make local-up with KIT_CLUSTER=%s): %w",
+			cluster, config.ClustersDir, cluster, err)
+	}
+	c, err := rt.GetComponent(ctx, component)
+	if err != nil {
+		return fmt.Errorf("the cluster %q has no component %q: %w", cluster, component, err)
+	}
+	target, err := filepath.EvalSymlinks(c.Binary)
+	if err != nil {
+		return err
+	}
+	fmt.Println(target)
+	return nil
+}
+
+// swapTo stops the component, points its link at binary and starts it.
+func swapTo(ctx context.Context, rt runtime.Runtime, component, link, binary string) error {
+	if err := rt.StopComponent(ctx, component); err != nil {
+		return fmt.Errorf("stopping %s: %w", component, err)
+	}
+	// A new link renamed over the old one: the link is never missing.
+	tmp := link + ".new"
+	_ = os.Remove(tmp)
+	if err := os.Symlink(binary, tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		return err
+	}
+	if err := rt.StartComponent(ctx, component); err != nil {
+		return fmt.Errorf("starting %s: %w", component, err)
+	}
+	return nil
+}
+
+// waitHealthy polls the component's /healthz on the host and with the client
+// certificate kwokctl gives its metrics endpoint, until it answers 200 ok or
+// timeout passes; the error is the last answer seen.
+func waitHealthy(ctx context.Context, c internalversion.Component, timeout time.Duration) error {
+	m := c.Metric
+	if m == nil || m.Host == "" {
+		return errors.New("kwokctl records no endpoint for this component, so its health cannot be read")
+	}
+	tlsConfig := &tls.Config{InsecureSkipVerify: m.InsecureSkipVerify} //nolint:gosec // loopback, the cluster's own self-signed serving certificates
+	if m.CertPath != "" && m.KeyPath != "" {
+		cert, err := tls.LoadX509KeyPair(m.CertPath, m.KeyPath)
+		if err != nil {
+			return fmt.Errorf("reading the client certificate kwokctl made: %w", err)
+		}
+		tlsConfig.Certificates = []tls.Certificate{cert}
+	}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+	scheme := m.Scheme
+	if scheme == "" {
+		scheme = "https"
+	}
+	url := scheme + "://" + m.Host + "/healthz"
+	deadline := time.Now().Add(timeout)
+	last := errors.New("no answer yet")
+	for time.Now().Before(deadline) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Errorf("%s answered %d: %s", url, resp.StatusCode, strings.TrimSpace(string(body)))
+		} else {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	return last
+}

@@ -1,0 +1,362 @@
+#!/usr/bin/env bash
+# kube-src.sh is the body of lesson 4's targets: a writable copy of the pinned
+# Kubernetes source, components built from it, swapped into the running local
+# cluster, and upstream's own tests run from it.
+#
+#   hack/kube-src.sh src                make kube-src: make the copy (idempotent)
+#   hack/kube-src.sh reset              make kube-src-reset: throw the copy away and make it again
+#   hack/kube-src.sh build [NAME...]    make kube-build WHAT=NAME: build from the copy (no NAME: all)
+#   hack/kube-src.sh restart NAME       make kube-restart WHAT=NAME: run the copy's build in the local cluster
+#   hack/kube-src.sh pinned NAME        make kube-restart WHAT=NAME PINNED=1: back to bin/'s build
+#   hack/kube-src.sh running NAME       print the binary the local cluster's NAME runs
+#   hack/kube-src.sh use NAME BINARY    run BINARY as the local cluster's NAME (lesson 4's checks)
+#   hack/kube-src.sh smoke              make test's smoke: a copy in a temporary folder, one package's tests found there
+#   hack/kube-src.sh test PKG...        make kube-test WHAT=PKG: upstream's unit tests
+#   hack/kube-src.sh test-integration PKG...  make kube-test-integration WHAT=PKG
+#
+# The copy is $KUBE_SRC (_output/kubernetes): the k8s.io/kubernetes module at the
+# version hack/controlplane/go.mod pins, taken from the Go module cache, with a git
+# repository whose first commit is that version, tagged with it, so `git diff
+# v1.37.2` there is a patch with upstream's paths. Builds go to $KUBE_BUILD/bin
+# (_output/kube-build/bin), never to bin/: bin/ always holds the pinned module's
+# binaries, which make test, envtest and the bench use.
+#
+# How a build reads the copy: `go build -modfile=$KUBE_BUILD/kube.mod`, run in
+# hack/controlplane, where kube.mod is hack/controlplane/go.mod plus one line,
+# `replace k8s.io/kubernetes => <the copy>`. The staging modules (client-go, ...)
+# stay the pinned v0.37.2 from the module cache: the copy has no staging/src, as
+# the module zip has none. With the flags bin/ is built with (-trimpath), an
+# untouched copy compiles to the packages the Go build cache already holds, so
+# after an edit only the changed package and those that import it are compiled.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+KUBE_VERSION=$("$KIT_ROOT/hack/controlplane/kube-version.sh")
+KUBE_MINOR=$(echo "$KUBE_VERSION" | cut -d. -f2)
+# KUBE_SRC is the learner's copy of the Kubernetes source; KUBE_BUILD holds the
+# module file its builds use and the binaries they make.
+# lesson 4's checks set both to build a solution in a copy of their own.
+KUBE_SRC=${KUBE_SRC:-$KIT_OUT/kubernetes}
+KUBE_BUILD=${KUBE_BUILD:-$KIT_OUT/kube-build}
+CONTROLPLANE="$KIT_ROOT/hack/controlplane"
+# COMPONENTS are what kube-build builds; RESTARTABLE those of them that run in
+# the local cluster (kubectl is a client: run the copy's build from $KUBE_BUILD/bin).
+COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl"
+RESTARTABLE="kube-apiserver kube-controller-manager kube-scheduler"
+
+die() {
+	echo "kube-src: $*" >&2
+	exit 2
+}
+
+# git_src runs git in the copy, with an identity of its own for the commits the
+# kit makes there (the learner's own commits use theirs).
+git_src() { git -C "$KUBE_SRC" -c user.name="controller-kit" -c user.email="controller-kit@localhost" "$@"; }
+
+# module_dir prints the module cache folder of the pinned k8s.io/kubernetes.
+module_dir() { (cd "$CONTROLPLANE" && GOWORK=off go list -m -f '{{.Dir}}' k8s.io/kubernetes); }
+
+# copy_changed succeeds when the copy differs from the pinned source: an edited,
+# added or deleted file, committed or not.
+copy_changed() {
+	[ -n "$(git_src status --porcelain)" ] || ! git_src diff --quiet "$KUBE_VERSION" HEAD --
+}
+
+# require_copy fails unless the copy exists and is of the pinned version.
+require_copy() {
+	[ -d "$KUBE_SRC/.git" ] || die "there is no copy of the Kubernetes source yet; make one with: make kube-src"
+	if ! git_src rev-parse -q --verify "refs/tags/$KUBE_VERSION" >/dev/null; then
+		local have
+		have=$(git_src tag --list 'v*' | head -n1)
+		die "the copy in $KUBE_SRC is Kubernetes ${have:-of an unknown version}, but the kit now pins $KUBE_VERSION (hack/controlplane/go.mod). Save your change (cd $KUBE_SRC && git diff ${have:-HEAD} > my.patch), then start over with: make kube-src-reset FORCE=1"
+	fi
+}
+
+cmd_src() {
+	if [ -d "$KUBE_SRC/.git" ]; then
+		require_copy
+		if copy_changed; then
+			kit_log "the copy is there, with your changes: $KUBE_SRC (git -C $KUBE_SRC status; make kube-src-reset starts over)"
+		else
+			kit_log "the copy is there, unchanged: $KUBE_SRC"
+		fi
+		return
+	fi
+	[ ! -e "$KUBE_SRC" ] || die "$KUBE_SRC exists but is not a git repository the kit made; move it away (or delete it) and run make kube-src again"
+	local mod
+	mod=$(module_dir) || die "could not find k8s.io/kubernetes $KUBE_VERSION in the module cache (cd hack/controlplane && GOWORK=off go mod download k8s.io/kubernetes)"
+	[ -n "$mod" ] && [ -d "$mod" ] || die "k8s.io/kubernetes $KUBE_VERSION is not in the module cache yet; make bins (or make local-up) downloads it"
+	kit_log "copying k8s.io/kubernetes $KUBE_VERSION from $mod"
+	local tmp="$KUBE_SRC.tmp"
+	rm -rf "$tmp"
+	mkdir -p "$KIT_OUT"
+	cp -R "$mod" "$tmp"
+	# The module cache is read-only; the copy is for editing.
+	chmod -R u+w "$tmp"
+	kit_log "making a git repository there (the first commit is $KUBE_VERSION as published)"
+	git -C "$tmp" init -q -b master
+	git -C "$tmp" add -A
+	git -C "$tmp" -c user.name="controller-kit" -c user.email="controller-kit@localhost" \
+		commit -q -m "k8s.io/kubernetes $KUBE_VERSION, from the Go module cache"
+	git -C "$tmp" tag "$KUBE_VERSION"
+	# Only a complete copy gets the name: an interrupted run leaves .tmp, which the next run replaces.
+	mv "$tmp" "$KUBE_SRC"
+	kit_log "the copy is ready: $KUBE_SRC"
+	echo "    edit it, then: make kube-build WHAT=kube-controller-manager; git -C $KUBE_SRC diff shows your change"
+}
+
+cmd_reset() {
+	if [ -d "$KUBE_SRC/.git" ] && [ "${FORCE:-}" != 1 ]; then
+		if ! git_src rev-parse -q --verify "refs/tags/$KUBE_VERSION" >/dev/null || copy_changed; then
+			git_src status --short | head -20 >&2 || true
+			local keep="keep them with: git -C $KUBE_SRC add -A && git -C $KUBE_SRC diff --cached $KUBE_VERSION > my.patch"
+			if [ ! -t 0 ]; then
+				die "the copy in $KUBE_SRC has changes (above, or it is of another version) that starting over would lose; $keep. Then: make kube-src-reset FORCE=1"
+			fi
+			echo "The copy in $KUBE_SRC has changes (above, or it is of another version); $keep." >&2
+			local answer
+			read -r -p "Delete them and start over from $KUBE_VERSION? [y/N] " answer
+			case "$answer" in y | Y | yes) ;; *) die "nothing deleted" ;; esac
+		fi
+	elif [ -e "$KUBE_SRC" ] && [ ! -d "$KUBE_SRC/.git" ] && [ "${FORCE:-}" != 1 ]; then
+		die "$KUBE_SRC is not a copy the kit made; remove it yourself, or: make kube-src-reset FORCE=1"
+	fi
+	kit_log "removing $KUBE_SRC"
+	rm -rf "$KUBE_SRC" "$KUBE_SRC.tmp"
+	cmd_src
+}
+
+# write_modfile writes the module file the builds and tests use (see the top).
+write_modfile() {
+	mkdir -p "$KUBE_BUILD/bin"
+	{
+		cat "$CONTROLPLANE/go.mod"
+		echo
+		echo "// Added by hack/kube-src.sh: build k8s.io/kubernetes from the learner's copy."
+		echo "replace k8s.io/kubernetes => $KUBE_SRC"
+	} >"$KUBE_BUILD/kube.mod.new"
+	mv "$KUBE_BUILD/kube.mod.new" "$KUBE_BUILD/kube.mod"
+	cp "$CONTROLPLANE/go.sum" "$KUBE_BUILD/kube.sum"
+}
+
+# version_ldflags prints the -X flags that make a copy build report the pinned
+# version with "+kube-src" after it, "+kube-src-dirty" when the copy differs
+# from the pinned source, and the copy's commit (build metadata after "+" keeps
+# the version's order, so nothing compares it as another release).
+version_ldflags() {
+	local version="$KUBE_VERSION+kube-src" state=clean commit v flags=""
+	if copy_changed; then
+		version="$KUBE_VERSION+kube-src-dirty"
+		state=dirty
+	fi
+	commit=$(git_src rev-parse HEAD)
+	for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		flags+=" -X $v.gitVersion=$version -X $v.gitMajor=1 -X $v.gitMinor=$KUBE_MINOR -X $v.gitTreeState=$state -X $v.gitCommit=$commit"
+	done
+	echo "$flags"
+}
+
+# check_names NAME... fails on a name that is not in the list $1.
+check_names() {
+	local accepted=$1 name
+	shift
+	for name in "$@"; do
+		case " $accepted " in *" $name "*) ;; *) die "WHAT=$name is not one of: $accepted" ;; esac
+	done
+}
+
+cmd_build() {
+	[ $# -gt 0 ] || set -- $COMPONENTS
+	check_names "$COMPONENTS" "$@"
+	require_copy
+	write_modfile
+	local pkgs=() name
+	for name in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$name"); done
+	local start=$SECONDS out="$KUBE_BUILD/bin/"
+	[ $# -gt 1 ] || out="$KUBE_BUILD/bin/$1"
+	kit_log "building $* from $KUBE_SRC (go build: only what changed is compiled)"
+	(
+		while sleep 20; do kit_log "   ... still building $*"; done
+	) &
+	local ticker=$! rc=0
+	(cd "$CONTROLPLANE" && GOWORK=off go build -modfile="$KUBE_BUILD/kube.mod" -trimpath \
+		-ldflags "-s -w $(version_ldflags)" -o "$out" "${pkgs[@]}") || rc=$?
+	kill "$ticker" 2>/dev/null || true
+	wait "$ticker" 2>/dev/null || true
+	if [ $rc -ne 0 ]; then
+		echo "kube-src: the build failed (the Go error is above); $KUBE_BUILD/bin and the running cluster keep what they had" >&2
+		exit 1
+	fi
+	kit_log "built $* in $((SECONDS - start)) s into $KUBE_BUILD/bin ($("$KUBE_BUILD/bin/$1" --version 2>/dev/null || echo "?"))"
+	for name in "$@"; do
+		case " $RESTARTABLE " in *" $name "*) echo "    run it in the local cluster: make kube-restart WHAT=$name" ;; esac
+	done
+}
+
+# require_cluster fails unless the local cluster KIT_CLUSTER names is there,
+# and builds kit-component, which swaps its components.
+require_cluster() {
+	if [ ! -f "$KIT_CLUSTER_INFO" ]; then
+		die "no local cluster called $KIT_CLUSTER is running ($KIT_CLUSTER_INFO is missing); start one with: $([ "$KIT_CLUSTER" = controller-kit ] || echo "KIT_CLUSTER=$KIT_CLUSTER ")make local-up. Only the kit's local cluster runs components the kit can swap (on kind, see lesson 4)"
+	fi
+	"$KIT_ROOT/hack/build-bins.sh" kit-component >/dev/null
+}
+
+# swap NAME BINARY has kit-component restart the local cluster's NAME on BINARY
+# and wait until it is healthy (it goes back to the old binary when not).
+swap() {
+	local name=$1 binary=$2
+	require_cluster
+	# kube-controller-manager and kube-scheduler work only while they hold their
+	# Lease; the new process takes it over once the killed one's has expired.
+	local lease="" holder=""
+	case "$name" in kube-controller-manager | kube-scheduler) lease=$name ;; esac
+	if [ -n "$lease" ]; then holder=$(lease_holder "$lease"); fi
+	"$KIT_BIN/kit-component" --name "$KIT_CLUSTER" use "$name" "$binary"
+	[ -n "$lease" ] || return 0
+	local start=$SECONDS now
+	kit_log "waiting for the new $name to take its Lease (kube-system/$lease) from the stopped one (up to its 15 s lease duration)"
+	while now=$(lease_holder "$lease"); [ -z "$now" ] || [ "$now" = "$holder" ]; do
+		if [ $((SECONDS - start)) -ge 90 ]; then
+			die "the new $name did not take its Lease within 90 s (holder: ${now:-none}); read $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/$name.log"
+		fi
+		sleep 1
+	done
+	kit_log "$name leads again ($now), $((SECONDS - start)) s after it was healthy"
+}
+
+# lease_holder NAME prints the holder of the Lease kube-system/NAME, or nothing.
+lease_holder() {
+	kit_kubectl -n kube-system get lease "$1" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null || true
+}
+
+cmd_restart() {
+	[ $# -eq 1 ] || die "name one component: WHAT=kube-controller-manager (one of: $RESTARTABLE)"
+	[ "$1" != kubectl ] || die "kubectl is a client, not a component of the cluster: run the copy's build as $KUBE_BUILD/bin/kubectl"
+	check_names "$RESTARTABLE" "$1"
+	local binary="$KUBE_BUILD/bin/$1"
+	[ -x "$binary" ] || die "there is no build of $1 from the copy yet; make one with: make kube-build WHAT=$1"
+	swap "$1" "$binary"
+}
+
+cmd_pinned() {
+	[ $# -eq 1 ] || die "name one component: WHAT=kube-controller-manager (one of: $RESTARTABLE)"
+	check_names "$RESTARTABLE" "$1"
+	swap "$1" "$KIT_BIN/$1"
+}
+
+cmd_running() {
+	[ $# -eq 1 ] || die "name one component (one of: $RESTARTABLE)"
+	check_names "$RESTARTABLE" "$1"
+	require_cluster
+	"$KIT_BIN/kit-component" --name "$KIT_CLUSTER" binary "$1"
+}
+
+cmd_use() {
+	[ $# -eq 2 ] || die "use NAME BINARY"
+	check_names "$RESTARTABLE" "$1"
+	swap "$1" "$2"
+}
+
+# packages PATTERN... prints the import paths of package patterns given relative
+# to the copy (./pkg/controller/deployment/...) or as import paths.
+packages() {
+	local p
+	[ $# -gt 0 ] || die "name the packages: WHAT=./pkg/controller/deployment/... (a path in the Kubernetes source, as from its root, or k8s.io/kubernetes/...)"
+	for p in "$@"; do
+		case "$p" in
+		./*) echo "k8s.io/kubernetes/${p#./}" ;;
+		k8s.io/kubernetes/*) echo "$p" ;;
+		pkg/* | cmd/* | plugin/* | test/*) echo "k8s.io/kubernetes/$p" ;;
+		*) die "WHAT=$p is not a package of k8s.io/kubernetes; write it as from the source's root (./pkg/controller/deployment/...) or as an import path (k8s.io/kubernetes/pkg/...)" ;;
+		esac
+	done
+}
+
+# go_test runs go test in hack/controlplane on the copy, or on the pinned module
+# when there is no copy, with the build's flags (so one build cache serves both;
+# TRIMPATH=0 leaves -trimpath out).
+go_test() {
+	local modflag=()
+	if [ -d "$KUBE_SRC/.git" ]; then
+		require_copy
+		write_modfile
+		modflag=(-modfile="$KUBE_BUILD/kube.mod")
+		kit_log "testing from the copy $KUBE_SRC"
+	else
+		kit_log "no copy (make kube-src makes one): testing the pinned module as published"
+	fi
+	local run=() args=()
+	[ -z "${RUN:-}" ] || run=(-run "$RUN")
+	# ARGS: more go test flags, such as -v or -count=1.
+	[ -z "${ARGS:-}" ] || read -r -a args <<<"$ARGS"
+	cd "$CONTROLPLANE"
+	local trim=(-trimpath)
+	[ "${TRIMPATH:-1}" = 1 ] || trim=()
+	GOWORK=off go test "${modflag[@]}" "${trim[@]}" "${run[@]}" "${args[@]}" "$@"
+}
+
+cmd_test() {
+	local pkgs
+	pkgs=$(packages "$@") || exit 2
+	# shellcheck disable=SC2086 # one import path per word
+	go_test $pkgs
+}
+
+cmd_test_integration() {
+	local pkgs p
+	pkgs=$(packages "$@") || exit 2
+	for p in $pkgs; do
+		case "$p" in k8s.io/kubernetes/test/integration/*) ;; *) die "WHAT=$p is not under ./test/integration/; unit tests run with make kube-test" ;; esac
+	done
+	"$KIT_ROOT/hack/build-bins.sh" etcd >/dev/null
+	# Upstream's integration framework starts the etcd it finds on PATH.
+	export PATH="$KIT_BIN:$PATH"
+	# Its test API server finds its fixtures by the path its source was compiled
+	# from, which -trimpath hides; without it every package compiles anew once
+	# (the build cache keeps both).
+	kit_log "integration tests are built without -trimpath (upstream's test server reads files next to its source): the first run compiles every package once more"
+	export TRIMPATH=0
+	# shellcheck disable=SC2086
+	go_test $pkgs
+}
+
+# cmd_smoke makes a copy in a temporary folder and has go find a package's
+# tests in it through the build's module file: the parts of lesson 4 that need
+# neither a cluster nor a compiler, in seconds (make test-lesson4 runs the rest).
+cmd_smoke() {
+	local tmp
+	tmp=$(mktemp -d)
+	# shellcheck disable=SC2064 # the folder's name now: tmp is local
+	trap "rm -rf '$tmp'" EXIT
+	KUBE_SRC="$tmp/kubernetes" KUBE_BUILD="$tmp/kube-build"
+	cmd_src >/dev/null
+	write_modfile
+	local pkg=k8s.io/kubernetes/pkg/controller/deployment dir tests
+	read -r dir tests < <(cd "$CONTROLPLANE" && GOWORK=off go list -modfile="$KUBE_BUILD/kube.mod" \
+		-f '{{.Dir}} {{len .TestGoFiles}}' "$pkg")
+	[ "$dir" = "$KUBE_SRC/pkg/controller/deployment" ] || die "smoke: go found $pkg in $dir, not in the copy $KUBE_SRC"
+	[ "$tests" -gt 0 ] || die "smoke: go found no test files of $pkg in the copy"
+	copy_changed && die "smoke: a fresh copy counts as changed"
+	echo "kube-src smoke: a fresh copy made, $pkg read from it with $tests test files"
+}
+
+main() {
+	local cmd=${1:-}
+	shift || true
+	case "$cmd" in
+	src) cmd_src ;;
+	reset) cmd_reset ;;
+	build) cmd_build "$@" ;;
+	restart) cmd_restart "$@" ;;
+	pinned) cmd_pinned "$@" ;;
+	running) cmd_running "$@" ;;
+	use) cmd_use "$@" ;;
+	smoke) cmd_smoke ;;
+	test) cmd_test "$@" ;;
+	test-integration) cmd_test_integration "$@" ;;
+	*) die "unknown command '$cmd' (src, reset, build, restart, pinned, running, use, smoke, test, test-integration)" ;;
+	esac
+}
+
+main "$@"
