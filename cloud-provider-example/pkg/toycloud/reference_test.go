@@ -119,8 +119,8 @@ func TestPoolLoadBalancerAllocates(t *testing.T) {
 			},
 		},
 		{
-			name: "deleting a Service that has no load balancer is no error",
-			pool: "192.0.2.240/28",
+			name:  "deleting a Service that has no load balancer is no error",
+			pool:  "192.0.2.240/28",
 			steps: []step{{service: a, deleted: true}, {service: b, wantIP: "192.0.2.240"}},
 		},
 		{
