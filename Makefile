@@ -103,10 +103,14 @@ run-sample: ## Lesson 2: install the Foo CRD, apply an example Foo, run sample-c
 run-guestbook: ## Lesson 3: install the Guestbook CRD, apply a sample, run the manager.
 	@$(MAKE) --no-print-directory -C kubebuilder-guestbook run
 
+.PHONY: run-cloud
+run-cloud: ## Lesson 5: apply the RBAC and a Service of type LoadBalancer, run the cloud-controller-manager (toy cloud, service controller only) as its ServiceAccount.
+	@$(MAKE) --no-print-directory -C cloud-provider-example run
+
 # make check's knobs (make help prints these ##% lines).
 ##% LESSON check: the lesson to check, 0 to 3
 LESSON ?=
-##% RECONCILER check, run-*: stub, reference (the default) or a name you registered in the tier's reconcilers map
+##% RECONCILER check, run-*: stub, reference (the default) or a name you registered in the tier's reconcilers map (run-cloud: the toy cloud's load balancer)
 RECONCILER ?=
 ##% EXERCISE check: an exercise's checks to run too, such as configmaps (docs/solutions/README.md lists them)
 EXERCISE ?=
