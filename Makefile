@@ -1,7 +1,7 @@
 # controller-kit: the learner's entry point. `make help` lists every target.
 #
-# Each tier (workqueue-example/, sample-controller/, kubebuilder-guestbook/) has a
-# Makefile of its own with the same target names (run, test-unit, test-e2e, generate,
+# Each tier (workqueue-example/, sample-controller/, kubebuilder-guestbook/) and lesson
+# 5's cloud-provider-example/ has a Makefile of its own with the same target names (run, test-unit, test-e2e, generate,
 # verify, docker-build, kind-load, deploy, undeploy); the targets here prepare the
 # cluster and the tools, then call the tier's. Versions are pinned in the go.mod files
 # under hack/ and in the tiers' go.mod files, nowhere else.
@@ -34,7 +34,8 @@ KUBEBUILDER_ASSETS := $(KIT_BIN)/k8s/$(patsubst v%,%,$(KUBE_VERSION))-$(shell go
 PATH := $(KIT_BIN):$(PATH)
 export KIT_ROOT KIT_BIN KUBECONFIG KUBE_VERSION KUBEBUILDER_ASSETS PATH
 
-TIERS := workqueue-example sample-controller kubebuilder-guestbook
+# The tiers, and lesson 5's cloud-controller-manager, which has their Makefile targets.
+TIERS := workqueue-example sample-controller kubebuilder-guestbook cloud-provider-example
 # The cluster `make test` creates for its e2e suites, apart from the learner's own.
 TEST_CLUSTER := controller-kit-test
 
