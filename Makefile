@@ -109,7 +109,7 @@ run-cloud: ## Lesson 5: apply the RBAC and a Service of type LoadBalancer, run t
 	@$(MAKE) --no-print-directory -C cloud-provider-example run
 
 # make check's knobs (make help prints these ##% lines).
-##% LESSON check: the lesson to check, 0 to 3
+##% LESSON check: the lesson to check, 0 to 3 or 5
 LESSON ?=
 ##% RECONCILER check, run-*: stub, reference (the default) or a name you registered in the tier's reconcilers map (run-cloud: the toy cloud's load balancer)
 RECONCILER ?=
