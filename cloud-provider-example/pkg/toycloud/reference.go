@@ -24,9 +24,10 @@ var ErrPoolExhausted = errors.New("no free address in the pool")
 // address and the pool.
 var ErrOutsidePool = errors.New("the address is outside the pool")
 
-// PoolLoadBalancer is the reference load balancer (--reconciler=reference): each
-// Service the service controller asks for gets one address of the pool, written
-// to its status.loadBalancer.ingress with the Service's ports.
+// PoolLoadBalancer is the reference load balancer (--reconciler=reference), an
+// implementation of cloudprovider.LoadBalancer (k8s.io/cloud-provider cloud.go):
+// each Service the service controller asks for gets one address of the pool,
+// written to its status.loadBalancer.ingress with the Service's ports.
 //
 // Where the allocations live: in memory (allocated) while the manager runs, and
 // in the Services' own status, which the service controller writes from what

@@ -14,7 +14,8 @@ import (
 // change a load balancer.
 var ErrStubNotImplemented = errors.New("the stub load balancer makes no load balancers yet: write EnsureLoadBalancer (docs/lessons/05-cloud-controller-manager.md)")
 
-// StubLoadBalancer is the learner's starting point (--reconciler=stub): it logs
+// StubLoadBalancer is the learner's starting point (--reconciler=stub), a
+// cloudprovider.LoadBalancer (k8s.io/cloud-provider cloud.go) that logs
 // every question the service controller asks and refuses to make or change a load
 // balancer (ErrStubNotImplemented), so a Service of type LoadBalancer gets the
 // controller's finalizer and a Warning event (SyncLoadBalancerFailed) but no
