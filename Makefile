@@ -1,7 +1,7 @@
 # controller-kit: the learner's entry point. `make help` lists every target.
 #
-# Each tier (workqueue-example/, sample-controller/, kubebuilder-guestbook/) has a
-# Makefile of its own with the same target names (run, test-unit, test-e2e, generate,
+# Each tier (workqueue-example/, sample-controller/, kubebuilder-guestbook/) and lesson
+# 5's cloud-provider-example/ has a Makefile of its own with the same target names (run, test-unit, test-e2e, generate,
 # verify, docker-build, kind-load, deploy, undeploy); the targets here prepare the
 # cluster and the tools, then call the tier's. Versions are pinned in the go.mod files
 # under hack/ and in the tiers' go.mod files, nowhere else.
@@ -34,7 +34,8 @@ KUBEBUILDER_ASSETS := $(KIT_BIN)/k8s/$(patsubst v%,%,$(KUBE_VERSION))-$(shell go
 PATH := $(KIT_BIN):$(PATH)
 export KIT_ROOT KIT_BIN KUBECONFIG KUBE_VERSION KUBEBUILDER_ASSETS PATH
 
-TIERS := workqueue-example sample-controller kubebuilder-guestbook
+# The tiers, and lesson 5's cloud-controller-manager, which has their Makefile targets.
+TIERS := workqueue-example sample-controller kubebuilder-guestbook cloud-provider-example
 # The cluster `make test` creates for its e2e suites, apart from the learner's own.
 TEST_CLUSTER := controller-kit-test
 
@@ -103,10 +104,14 @@ run-sample: ## Lesson 2: install the Foo CRD, apply an example Foo, run sample-c
 run-guestbook: ## Lesson 3: install the Guestbook CRD, apply a sample, run the manager.
 	@$(MAKE) --no-print-directory -C kubebuilder-guestbook run
 
+.PHONY: run-cloud
+run-cloud: ## Lesson 5: apply the RBAC and a Service of type LoadBalancer, run the cloud-controller-manager (toy cloud, service controller only) as its ServiceAccount.
+	@$(MAKE) --no-print-directory -C cloud-provider-example run
+
 # make check's knobs (make help prints these ##% lines).
-##% LESSON check: the lesson to check, 0 to 3
+##% LESSON check: the lesson to check, 0 to 3 or 5
 LESSON ?=
-##% RECONCILER check, run-*: stub, reference (the default) or a name you registered in the tier's reconcilers map
+##% RECONCILER check, run-*: stub, reference (the default) or a name you registered in the tier's reconcilers map (run-cloud: the toy cloud's load balancer)
 RECONCILER ?=
 ##% EXERCISE check: an exercise's checks to run too, such as configmaps (docs/solutions/README.md lists them)
 EXERCISE ?=

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/cloud-provider/names"
+	"k8s.io/component-base/cli"
+)
+
+// runCommand runs the command as main does (through component-base's cli) with
+// args, and returns what it printed to standard output.
+func runCommand(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd, err := newCommand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs(args)
+	err = cli.RunNoErrOutput(cmd)
+	return out.String(), err
+}
+
+func TestListReconcilersPrintsTheNames(t *testing.T) {
+	for _, flag := range []string{"--list-reconcilers", "--list_reconcilers"} {
+		out, err := runCommand(t, flag)
+		if err != nil {
+			t.Fatalf("%s: %v", flag, err)
+		}
+		if out != "reference\nstub\n" {
+			t.Errorf("%s printed %q, want the load balancers' names one per line", flag, out)
+		}
+	}
+}
+
+func TestOnlyTheServiceControllerIsKnown(t *testing.T) {
+	got := slices.Sorted(func(yield func(string) bool) {
+		for name := range controllerInitializers() {
+			if !yield(name) {
+				return
+			}
+		}
+	})
+	if !slices.Equal(got, []string{names.ServiceLBController}) {
+		t.Errorf("the manager knows the controllers %v, want only %s (never %s: it deletes kwok's nodes)", got, names.ServiceLBController, names.CloudNodeLifecycleController)
+	}
+}
+
+func TestBadFlagsFailNamingTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	badPool := filepath.Join(dir, "cloud.yaml")
+	if err := os.WriteFile(badPool, []byte("pool: 10.0.0.0/28\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  string // $KUBECONFIG
+		args []string
+		want []string
+	}{
+		{name: "unknown reconciler", args: []string{"--kubeconfig=" + kubeconfig, "--reconciler=refrence"}, want: []string{`--reconciler="refrence"`, "reference, stub"}},
+		{name: "unknown provider", args: []string{"--kubeconfig=" + kubeconfig, "--cloud-provider=aws"}, want: []string{`--cloud-provider="aws"`, "toycloud"}},
+		{name: "missing cloud config", args: []string{"--kubeconfig=" + kubeconfig, "--cloud-config=" + filepath.Join(dir, "none.yaml")}, want: []string{"--cloud-config", "none.yaml"}},
+		{name: "pool outside TEST-NET-1", args: []string{"--kubeconfig=" + kubeconfig, "--cloud-config=" + badPool}, want: []string{"--cloud-config=", "pool", "192.0.2.0/24"}},
+		{name: "no kubeconfig at all", want: []string{"--kubeconfig", "$KUBECONFIG"}},
+		{name: "kubeconfig flag names a missing file", args: []string{"--kubeconfig=" + filepath.Join(dir, "missing")}, want: []string{"--kubeconfig=", "missing"}},
+		{name: "KUBECONFIG names a missing file", env: filepath.Join(dir, "gone"), want: []string{"--kubeconfig=", "gone"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("KUBECONFIG", tc.env)
+			t.Setenv("KUBERNETES_SERVICE_HOST", "")
+			reconciler = "reference"
+			t.Cleanup(func() { reconciler = "reference" })
+			_, err := runCommand(t, tc.args...)
+			if err == nil {
+				t.Fatal("the command started; want an error")
+			}
+			for _, text := range tc.want {
+				if !strings.Contains(err.Error(), text) {
+					t.Errorf("error %q does not say %q", err, text)
+				}
+			}
+		})
+	}
+}
+
+func TestHelpListsTheToyCloudSection(t *testing.T) {
+	out, err := runCommand(t, "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Toy cloud flags:", "--reconciler", "--list-reconcilers", "--cloud-provider", "--leader-elect-resource-name"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help does not mention %q", want)
+		}
+	}
+}
+
+func TestCloudNodeLifecycleControllerCannotBeEnabled(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runCommand(t, "--kubeconfig="+kubeconfig, "--controllers="+names.CloudNodeLifecycleController)
+	if err == nil || !strings.Contains(err.Error(), names.CloudNodeLifecycleController) {
+		t.Errorf("--controllers=%s gave the error %v, want one naming the controller as unknown", names.CloudNodeLifecycleController, err)
+	}
+}

@@ -1,0 +1,253 @@
+package toycloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+)
+
+// ErrPoolExhausted is wrapped by EnsureLoadBalancer's error when every address of
+// the pool is allocated; the message names the pool.
+var ErrPoolExhausted = errors.New("no free address in the pool")
+
+// ErrOutsidePool is wrapped by EnsureLoadBalancer's error when a Service asks for
+// an address (spec.loadBalancerIP) the pool does not hold; the message names the
+// address and the pool.
+var ErrOutsidePool = errors.New("the address is outside the pool")
+
+// PoolLoadBalancer is the reference load balancer (--reconciler=reference), an
+// implementation of cloudprovider.LoadBalancer (k8s.io/cloud-provider cloud.go):
+// each Service the service controller asks for gets one address of the pool,
+// written to its status.loadBalancer.ingress with the Service's ports.
+//
+// Where the allocations live: in memory (allocated) while the manager runs, and
+// in the Services' own status, which the service controller writes from what
+// EnsureLoadBalancer returns. A restarted manager has an empty memory and learns
+// the addresses again from the status of the Services in its informer cache
+// (Services): an address some other Service of type LoadBalancer shows is never
+// handed out, and a Service showing an address of the pool keeps it. So nothing
+// is allocated twice, and no store other than the API server is needed.
+//
+// Build it with NewPoolLoadBalancer; it is safe for the service controller's
+// concurrent workers (--concurrent-service-syncs).
+type PoolLoadBalancer struct {
+	pool Pool
+	// services reads the manager's informer cache; nil means no Service is known
+	// but the ones asked about (unit tests, or a manager without informers).
+	services corelisters.ServiceLister
+
+	mu sync.Mutex
+	// allocated maps a load balancer's name (GetLoadBalancerName) to its address.
+	allocated map[string]netip.Addr
+}
+
+var _ cloudprovider.LoadBalancer = &PoolLoadBalancer{}
+
+// NewPoolLoadBalancer returns a PoolLoadBalancer handing out pool's addresses,
+// reading earlier allocations from the Services services lists (nil: none).
+func NewPoolLoadBalancer(pool Pool, services corelisters.ServiceLister) *PoolLoadBalancer {
+	return &PoolLoadBalancer{pool: pool, services: services, allocated: map[string]netip.Addr{}}
+}
+
+// GetLoadBalancerName returns the name the toy cloud knows a Service's load
+// balancer by: upstream's default, "a" and the Service's UID without dashes, 32
+// characters at most (cloudprovider.DefaultLoadBalancerName), so a Service
+// deleted and created again under the same name gets a new load balancer.
+func (lb *PoolLoadBalancer) GetLoadBalancerName(_ context.Context, _ string, service *corev1.Service) string {
+	return cloudprovider.DefaultLoadBalancerName(service)
+}
+
+// GetLoadBalancer reports whether the Service has a load balancer (an address of
+// the pool, in memory or, after a restart, in its status) and its status. It
+// never fails.
+func (lb *PoolLoadBalancer) GetLoadBalancer(ctx context.Context, clusterName string, service *corev1.Service) (*corev1.LoadBalancerStatus, bool, error) {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	addr, ok := lb.addressOf(lb.GetLoadBalancerName(ctx, clusterName, service), service)
+	if !ok {
+		return nil, false, nil
+	}
+	return statusFor(addr, service), true, nil
+}
+
+// EnsureLoadBalancer gives the Service an address and returns the status the
+// service controller writes: the address with the Service's ports. It is called
+// for a new Service of type LoadBalancer, after a change of its ports or
+// spec.loadBalancerIP, and again for every such Service when the manager starts;
+// an address the Service has already keeps it. The error wraps ErrOutsidePool when
+// spec.loadBalancerIP is not in the pool (or not an address), and ErrPoolExhausted
+// when no address is free; both name the pool, and the service controller turns
+// them into a Warning event (SyncLoadBalancerFailed) and retries with its backoff.
+func (lb *PoolLoadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName string, service *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
+	logger := klog.FromContext(ctx)
+	name := lb.GetLoadBalancerName(ctx, clusterName, service)
+
+	// 1. An address asked for must be one of the pool's, before anything is held.
+	var requested netip.Addr
+	if ip := service.Spec.LoadBalancerIP; ip != "" {
+		addr, err := netip.ParseAddr(ip)
+		if err != nil || !lb.pool.Contains(addr) {
+			return nil, fmt.Errorf("spec.loadBalancerIP %q: %w %s (%d addresses)", ip, ErrOutsidePool, lb.pool, lb.pool.Size())
+		}
+		requested = addr
+	}
+
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+
+	// 2. A load balancer that has its address already keeps it, unless the
+	// Service now asks for another one.
+	current, has := lb.addressOf(name, service)
+	if has && (!requested.IsValid() || requested == current) {
+		lb.allocated[name] = current
+		logger.V(2).Info("Load balancer is up to date", "service", klog.KObj(service), "loadBalancer", name, "address", current, "nodes", len(nodes))
+		return statusFor(current, service), nil
+	}
+
+	// 3. Otherwise take the address asked for, or the lowest free one.
+	inUse := lb.inUse(name)
+	var addr netip.Addr
+	switch {
+	case requested.IsValid() && inUse[requested] != "":
+		return nil, fmt.Errorf("spec.loadBalancerIP %s of the pool %s is allocated to %s already", requested, lb.pool, inUse[requested])
+	case requested.IsValid():
+		addr = requested
+	default:
+		var ok bool
+		if addr, ok = lb.pool.First(func(a netip.Addr) bool { return inUse[a] == "" }); !ok {
+			return nil, fmt.Errorf("%w %s: all %d addresses are allocated (delete a Service of type LoadBalancer to free one)", ErrPoolExhausted, lb.pool, lb.pool.Size())
+		}
+	}
+	lb.allocated[name] = addr
+	if has {
+		logger.Info("Moved load balancer to the address asked for", "service", klog.KObj(service), "loadBalancer", name, "from", current, "to", addr)
+	} else {
+		logger.Info("Allocated address", "service", klog.KObj(service), "loadBalancer", name, "address", addr, "pool", lb.pool)
+	}
+	return statusFor(addr, service), nil
+}
+
+// UpdateLoadBalancer is called when the set of nodes changes. The toy cloud's
+// load balancers send traffic nowhere, so there is nothing to change; it fails
+// only when the Service has no load balancer to update.
+func (lb *PoolLoadBalancer) UpdateLoadBalancer(ctx context.Context, clusterName string, service *corev1.Service, nodes []*corev1.Node) error {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	name := lb.GetLoadBalancerName(ctx, clusterName, service)
+	if _, ok := lb.addressOf(name, service); !ok {
+		return fmt.Errorf("service %s has no load balancer %s to update", klog.KObj(service), name)
+	}
+	klog.FromContext(ctx).V(2).Info("Nodes changed; nothing to update", "service", klog.KObj(service), "loadBalancer", name, "nodes", len(nodes))
+	return nil
+}
+
+// EnsureLoadBalancerDeleted releases the Service's address, if it has one: the
+// Service was deleted or is no longer of type LoadBalancer. A load balancer that
+// does not exist is no error.
+func (lb *PoolLoadBalancer) EnsureLoadBalancerDeleted(ctx context.Context, clusterName string, service *corev1.Service) error {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	name := lb.GetLoadBalancerName(ctx, clusterName, service)
+	addr, ok := lb.addressOf(name, service)
+	if !ok {
+		return nil
+	}
+	delete(lb.allocated, name)
+	klog.FromContext(ctx).Info("Released address", "service", klog.KObj(service), "loadBalancer", name, "address", addr)
+	return nil
+}
+
+// addressOf returns the address of the load balancer called name: the one in
+// memory, else (after a restart) the first address of the pool in the Service's
+// status that no other load balancer holds. Call with lb.mu held.
+func (lb *PoolLoadBalancer) addressOf(name string, service *corev1.Service) (netip.Addr, bool) {
+	if addr, ok := lb.allocated[name]; ok {
+		return addr, true
+	}
+	inUse := lb.inUse(name)
+	for _, addr := range statusAddresses(service) {
+		if lb.pool.Contains(addr) && inUse[addr] == "" {
+			return addr, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// inUse returns the addresses held by load balancers other than the one called
+// except, each with who holds it: the ones in memory, and the pool addresses in
+// the status of every other Service that wants a load balancer of this cloud and
+// is not being deleted (what a restarted manager knows before its memory fills
+// again). Call with lb.mu held.
+func (lb *PoolLoadBalancer) inUse(except string) map[netip.Addr]string {
+	held := map[netip.Addr]string{}
+	for name, addr := range lb.allocated {
+		if name != except {
+			held[addr] = "load balancer " + name
+		}
+	}
+	if lb.services == nil {
+		return held
+	}
+	services, err := lb.services.List(labels.Everything())
+	if err != nil {
+		// A lister reads a local cache and does not fail; if it ever did, the
+		// addresses in memory would still be honoured.
+		return held
+	}
+	for _, s := range services {
+		if !wantsLoadBalancer(s) || s.DeletionTimestamp != nil || cloudprovider.DefaultLoadBalancerName(s) == except {
+			continue
+		}
+		for _, addr := range statusAddresses(s) {
+			if lb.pool.Contains(addr) && held[addr] == "" {
+				held[addr] = "service " + klog.KObj(s).String()
+			}
+		}
+	}
+	return held
+}
+
+// wantsLoadBalancer reports whether the service controller asks this cloud for
+// the Service's load balancer: type LoadBalancer and no spec.loadBalancerClass
+// (a class means another implementation's; the controller skips those, see
+// wantsLoadBalancer in controllers/service/controller.go).
+func wantsLoadBalancer(s *corev1.Service) bool {
+	return s.Spec.Type == corev1.ServiceTypeLoadBalancer && s.Spec.LoadBalancerClass == nil
+}
+
+// statusAddresses returns the IP addresses in a Service's
+// status.loadBalancer.ingress, in order, skipping what does not parse.
+func statusAddresses(s *corev1.Service) []netip.Addr {
+	var addrs []netip.Addr
+	for _, in := range s.Status.LoadBalancer.Ingress {
+		if addr, err := netip.ParseAddr(in.IP); err == nil {
+			addrs = append(addrs, addr)
+		}
+	}
+	return addrs
+}
+
+// statusFor returns the load-balancer status of a Service given addr: one ingress
+// with the address, ipMode VIP (what the API server would default it to, set here
+// so the status the controller compares never differs from the stored one) and
+// the Service's ports, in the Service's order.
+func statusFor(addr netip.Addr, service *corev1.Service) *corev1.LoadBalancerStatus {
+	ports := make([]corev1.PortStatus, 0, len(service.Spec.Ports))
+	for _, p := range service.Spec.Ports {
+		ports = append(ports, corev1.PortStatus{Port: p.Port, Protocol: p.Protocol})
+	}
+	return &corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{
+		IP:     addr.String(),
+		IPMode: ptr.To(corev1.LoadBalancerIPModeVIP),
+		Ports:  ports,
+	}}}
+}

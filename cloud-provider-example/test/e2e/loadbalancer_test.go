@@ -1,0 +1,243 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/controller-kit/controller-kit/hack/kittest"
+)
+
+func TestLoadBalancerServiceGetsAnAddressFinalizerAndEvents(t *testing.T) {
+	cs := clients(t)
+	ns := kittest.Namespace(t, cs, "cloud-address")
+	startManager(t, cs, "manager", ns, "")
+
+	createService(t, cs, newLoadBalancer(ns, "web"))
+
+	waitForAddress(t, cs, ns, "web", defaultPool)
+	s := getService(t, cs, ns, "web")
+	if !hasFinalizer(s) {
+		t.Errorf("Service web has the finalizers %v, want %s among them", s.Finalizers, cleanupFinalizer)
+	}
+	in := s.Status.LoadBalancer.Ingress[0]
+	if len(in.Ports) != 1 || in.Ports[0].Port != 80 || in.Ports[0].Protocol != corev1.ProtocolTCP {
+		t.Errorf("the ingress lists the ports %v, want the Service's port 80/TCP", in.Ports)
+	}
+	waitForEvent(t, cs, ns, "web", corev1.EventTypeNormal, "EnsuringLoadBalancer")
+	waitForEvent(t, cs, ns, "web", corev1.EventTypeNormal, "EnsuredLoadBalancer")
+}
+
+func TestChangingPortsUpdatesTheLoadBalancer(t *testing.T) {
+	cs := clients(t)
+	ns := kittest.Namespace(t, cs, "cloud-ports")
+	startManager(t, cs, "manager", ns, "")
+	createService(t, cs, newLoadBalancer(ns, "web"))
+	ip := waitForAddress(t, cs, ns, "web", defaultPool)
+
+	// A merge patch replaces the list (a strategic one would add 443 to 80).
+	patch := []byte(`{"spec":{"ports":[{"name":"https","port":443,"targetPort":8443,"protocol":"TCP"}]}}`)
+	if _, err := cs.CoreV1().Services(ns).Patch(context.Background(), "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("changing Service web's port to 443: %v", err)
+	}
+
+	kittest.Eventually(t, deadline, "Service web's ingress to list port 443 only, at the same address", func(ctx context.Context) (bool, error) {
+		s, err := cs.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil || len(s.Status.LoadBalancer.Ingress) != 1 {
+			return false, err
+		}
+		in := s.Status.LoadBalancer.Ingress[0]
+		if in.IP != ip {
+			t.Fatalf("the port change moved Service web from %s to %s; a load balancer keeps its address", ip, in.IP)
+		}
+		return len(in.Ports) == 1 && in.Ports[0].Port == 443, nil
+	})
+}
+
+func TestDeletingServiceReleasesItsAddress(t *testing.T) {
+	// A pool of one address: the next Service can only get it once it is released.
+	const pool = "192.0.2.100/32"
+	cs := clients(t)
+	ns := kittest.Namespace(t, cs, "cloud-release")
+	startManager(t, cs, "manager", ns, pool)
+	createService(t, cs, newLoadBalancer(ns, "first"))
+	ip := waitForAddress(t, cs, ns, "first", pool)
+
+	if err := cs.CoreV1().Services(ns).Delete(context.Background(), "first", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kittest.Eventually(t, deadline, "Service first to be gone (the manager deletes its load balancer, then removes the finalizer)", func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Services(ns).Get(ctx, "first", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	createService(t, cs, newLoadBalancer(ns, "second"))
+	if got := waitForAddress(t, cs, ns, "second", pool); got != ip {
+		t.Errorf("Service second got %s, want the released %s", got, ip)
+	}
+}
+
+func TestServiceThatStopsBeingLoadBalancerReleasesItsAddress(t *testing.T) {
+	const pool = "192.0.2.101/32"
+	cs := clients(t)
+	ns := kittest.Namespace(t, cs, "cloud-type-change")
+	startManager(t, cs, "manager", ns, pool)
+	createService(t, cs, newLoadBalancer(ns, "first"))
+	ip := waitForAddress(t, cs, ns, "first", pool)
+
+	patch := []byte(`{"spec":{"type":"ClusterIP"}}`)
+	if _, err := cs.CoreV1().Services(ns).Patch(context.Background(), "first", types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("changing Service first to ClusterIP: %v", err)
+	}
+	kittest.Eventually(t, deadline, "Service first, now ClusterIP, to lose its address and the finalizer", func(ctx context.Context) (bool, error) {
+		s, err := cs.CoreV1().Services(ns).Get(ctx, "first", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return len(s.Status.LoadBalancer.Ingress) == 0 && !hasFinalizer(s), nil
+	})
+	createService(t, cs, newLoadBalancer(ns, "second"))
+	if got := waitForAddress(t, cs, ns, "second", pool); got != ip {
+		t.Errorf("Service second got %s, want the released %s", got, ip)
+	}
+}
+
+func TestClusterIPAndOtherClassServicesAreLeftAlone(t *testing.T) {
+	cs := clients(t)
+	ns := kittest.Namespace(t, cs, "cloud-alone")
+	startManager(t, cs, "manager", ns, "")
+	clusterIP := newLoadBalancer(ns, "internal")
+	clusterIP.Spec.Type = corev1.ServiceTypeClusterIP
+	createService(t, cs, clusterIP)
+	otherClass := newLoadBalancer(ns, "other-class")
+	otherClass.Spec.LoadBalancerClass = ptr.To("example.com/another-load-balancer")
+	createService(t, cs, otherClass)
+
+	// A Service of this cloud created after them: once the manager has
+	// started on it, it has seen the other two.
+	createService(t, cs, newLoadBalancer(ns, "canary"))
+	waitForEvent(t, cs, ns, "canary", corev1.EventTypeNormal, "EnsuringLoadBalancer")
+
+	for _, name := range []string{"internal", "other-class"} {
+		s := getService(t, cs, ns, name)
+		if hasFinalizer(s) || len(s.Status.LoadBalancer.Ingress) > 0 {
+			t.Errorf("Service %s was touched: finalizers %v, ingress %v", name, s.Finalizers, s.Status.LoadBalancer.Ingress)
+		}
+		if got := events(t, cs, ns, name, "EnsuringLoadBalancer"); len(got) > 0 {
+			t.Errorf("Service %s has %d EnsuringLoadBalancer events, want none", name, len(got))
+		}
+	}
+}
+
+func TestRestartedManagerAllocatesNothingTwice(t *testing.T) {
+	cs := clients(t)
+	ns := kittest.Namespace(t, cs, "cloud-restart")
+	first := startManager(t, cs, "manager-1", ns, "")
+	createService(t, cs, newLoadBalancer(ns, "a"))
+	createService(t, cs, newLoadBalancer(ns, "b"))
+	ipA := waitForAddress(t, cs, ns, "a", defaultPool)
+	ipB := waitForAddress(t, cs, ns, "b", defaultPool)
+	if ipA == ipB {
+		t.Fatalf("Services a and b share the address %s", ipA)
+	}
+	if code, err := first.Stop(30 * time.Second); err != nil || code != 0 {
+		t.Fatalf("stopping the first manager: exit code %d, %v; want a clean exit on SIGTERM", code, err)
+	}
+
+	// The new manager's memory is empty: what it knows is in the Services.
+	startManager(t, cs, "manager-2", ns, "")
+	createService(t, cs, newLoadBalancer(ns, "c"))
+	ipC := waitForAddress(t, cs, ns, "c", defaultPool)
+	if ipC == ipA || ipC == ipB {
+		t.Errorf("after the restart Service c got %s, which a (%s) or b (%s) holds", ipC, ipA, ipB)
+	}
+	for name, want := range map[string]string{"a": ipA, "b": ipB} {
+		got, err := ingressIP(getService(t, cs, ns, name))
+		if err != nil || got != want {
+			t.Errorf("after the restart Service %s has the address %q (%v), want the one it had, %s", name, got, err, want)
+		}
+	}
+}
+
+func TestExhaustedPoolGivesWarningAndNoAddress(t *testing.T) {
+	// Two addresses, three Services.
+	const pool = "192.0.2.102/31"
+	cs := clients(t)
+	ns := kittest.Namespace(t, cs, "cloud-exhausted")
+	startManager(t, cs, "manager", ns, pool)
+	createService(t, cs, newLoadBalancer(ns, "a"))
+	createService(t, cs, newLoadBalancer(ns, "b"))
+	waitForAddress(t, cs, ns, "a", pool)
+	waitForAddress(t, cs, ns, "b", pool)
+
+	createService(t, cs, newLoadBalancer(ns, "c"))
+	warning := waitForEvent(t, cs, ns, "c", corev1.EventTypeWarning, "SyncLoadBalancerFailed")
+	if !strings.Contains(warning.Message, pool) {
+		t.Errorf("the Warning event says %q; want it to name the pool %s", warning.Message, pool)
+	}
+
+	// No hot retry loop: the service controller retries a failed Service with
+	// its backoff (5 s, doubling, up to 5 min). A generous bound after a while,
+	// not a timing: a loop without backoff makes hundreds of attempts meanwhile.
+	time.Sleep(15 * time.Second)
+	attempts := 0
+	for _, e := range events(t, cs, ns, "c", "SyncLoadBalancerFailed") {
+		attempts += int(max(e.Count, 1))
+	}
+	if attempts > 10 {
+		t.Errorf("Service c failed %d times within about 15 s: a hot retry loop, not the controller's backoff", attempts)
+	}
+	if ip, err := ingressIP(getService(t, cs, ns, "c")); ip != "" || err != nil {
+		t.Errorf("Service c got the address %q (%v) from an exhausted pool", ip, err)
+	}
+}
+
+func TestAddressOutsideThePoolGivesWarningNamingThePool(t *testing.T) {
+	cs := clients(t)
+	ns := kittest.Namespace(t, cs, "cloud-outside")
+	startManager(t, cs, "manager", ns, "")
+	s := newLoadBalancer(ns, "web")
+	s.Spec.LoadBalancerIP = "198.51.100.7"
+	createService(t, cs, s)
+
+	warning := waitForEvent(t, cs, ns, "web", corev1.EventTypeWarning, "SyncLoadBalancerFailed")
+	if !strings.Contains(warning.Message, defaultPool) || !strings.Contains(warning.Message, "198.51.100.7") {
+		t.Errorf("the Warning event says %q; want it to name the address asked for and the pool %s", warning.Message, defaultPool)
+	}
+	if ip, err := ingressIP(getService(t, cs, ns, "web")); ip != "" || err != nil {
+		t.Errorf("Service web got the address %q (%v) though it asked for one outside the pool", ip, err)
+	}
+}
+
+func TestBadFlagsExitNamingTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "unknown provider", args: []string{"--kubeconfig=" + kittest.Kubeconfig(), "--cloud-provider=aws"}, want: "--cloud-provider"},
+		{name: "missing kubeconfig", args: []string{"--kubeconfig=" + t.TempDir() + "/missing"}, want: "--kubeconfig"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := kittest.StartProcess(t, "manager", suite.Bin, append(tc.args, "--reconciler="+kittest.Reconciler())...)
+			code, err := p.Wait(deadline)
+			if err != nil {
+				t.Fatalf("the manager did not exit: %v", err)
+			}
+			if code == 0 {
+				t.Errorf("the manager exited 0, want an error")
+			}
+			if len(p.Lines(tc.want)) == 0 {
+				t.Errorf("the manager's output does not name %s:\n%s", tc.want, p.Logs())
+			}
+		})
+	}
+}
