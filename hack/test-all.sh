@@ -14,8 +14,6 @@
 #     longest job, so the others run at a lower CPU priority (nice) and the e2e
 #     suites' waits keep their margins;
 #   - make verify-docs and make vet;
-#   - lesson 4's smoke (hack/kube-src.sh smoke: a copy of the Kubernetes source
-#     made, a package's tests found in it; make test-lesson4 runs its checks);
 #   - the unit and envtest suites (make test-unit; they start API servers of their
 #     own; the fuzz targets' seed inputs run among them);
 #   - a smoke run of `make bench`, every scenario on one cluster of its own
@@ -25,6 +23,11 @@
 #     bad-input table, on a cluster of their own (controller-kit-reliability); the
 #     API server outage and the shipped manifests run in make test-reliability only,
 #     to keep make test within its time.
+#
+# Last, once the clusters are gone, lesson 4's smoke (hack/kube-src.sh smoke: a
+# copy of the Kubernetes source made, a package's tests found in it; make
+# test-lesson4 runs its checks): seconds on its own, but its 9,000 files slowed
+# the e2e suites' clusters down when it ran beside them.
 #
 # The controllers and test suites are built once into _output/e2e-bin and reused
 # while their sources do not change (kittest.CachedBinary), so a second make test
@@ -106,14 +109,10 @@ cluster_pids+=($!)
 step "2/3 generated code is current (make verify)"
 make --no-print-directory verify
 
-step "3/3 every suite at once: lessons 0-3 (e2e suites; checks against the stubs and exercise solutions, on a second cluster); docs and vet, lesson 4's smoke, unit and envtest suites, bench smoke run, reliability scenarios beside them"
+step "3/3 every suite at once: lessons 0-3 (e2e suites; checks against the stubs and exercise solutions, on a second cluster); docs and vet, unit and envtest suites, bench smoke run, reliability scenarios beside them; then lesson 4's smoke"
 kit_log "make verify-docs and make vet in the background (log: $KIT_OUT/verify-docs-vet.log)"
 background "$KIT_OUT/verify-docs-vet.log" "make verify-docs and make vet" \
 	nice -n 10 bash -c 'make --no-print-directory verify-docs && make --no-print-directory vet' &
-jobs_pids+=($!)
-kit_log "lesson 4 smoke in the background (log: $KIT_OUT/lesson-4-smoke.log)"
-background "$KIT_OUT/lesson-4-smoke.log" "lesson 4 smoke (a copy of the Kubernetes source)" \
-	nice -n 10 hack/kube-src.sh smoke &
 jobs_pids+=($!)
 # envtest gives its API server 20 s to start by default: too little while the
 # e2e suites run beside it. The fuzz targets' seeds run as plain tests there;
@@ -155,4 +154,6 @@ jobs_pids=()
 trap - EXIT
 hack/cluster/local-down.sh
 KIT_CLUSTER=$CHECKS_CLUSTER hack/cluster/local-down.sh
+kit_log "lesson 4 smoke (a copy of the Kubernetes source)"
+hack/kube-src.sh smoke
 step "all tests passed"

@@ -40,6 +40,18 @@ func GarbageCollectionDeadline(deadline time.Duration) time.Duration {
 	return max(deadline, 90*time.Second)
 }
 
+// NamespaceDeletionDeadline is how long a suite waits for a deleted namespace to
+// be gone: the longer of deadline and 3 minutes. Like GarbageCollectionDeadline it
+// does not depend on the Reconciler. kube-controller-manager's namespace
+// controller deletes the namespace's content in rounds: while Pods remain in their
+// grace period it looks again only after half of their estimated time
+// (pkg/controller/namespace/namespace_controller.go, ResourcesRemainingError), and
+// after any other failed round it backs off up to 60 s, so with many namespaces
+// going at once on a busy machine one namespace took over 90 s.
+func NamespaceDeletionDeadline(deadline time.Duration) time.Duration {
+	return max(deadline, 3*time.Minute)
+}
+
 // Check describes one behaviour of a conformance suite for a learner: what it
 // means in plain words, what to try when it fails, and where the lesson
 // explains it. Each check suite's lesson file (see Lesson) lists them, one row

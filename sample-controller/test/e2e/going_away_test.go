@@ -101,7 +101,7 @@ func TestFooInTerminatingNamespaceIsNotRetried(t *testing.T) {
 	if err := cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("deleting namespace %s: %v", ns, err)
 	}
-	kittest.Eventually(t, kittest.GarbageCollectionDeadline(deadline), "namespace "+ns+" to be gone", func(ctx context.Context) (bool, error) {
+	kittest.Eventually(t, kittest.NamespaceDeletionDeadline(deadline), "namespace "+ns+" to be gone", func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		return gone(err)
 	})
