@@ -30,6 +30,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"sigs.k8s.io/kwok/pkg/apis/internalversion"
 	"sigs.k8s.io/kwok/pkg/config"
 	"sigs.k8s.io/kwok/pkg/kwokctl/runtime"
 	_ "sigs.k8s.io/kwok/pkg/kwokctl/runtime/binary" // the runtime hack/cluster/local-up.sh uses
@@ -80,15 +81,26 @@ func main() {
 	}
 }
 
-// run loads the cluster's runtime and stops or starts the component.
-func run(ctx context.Context, cluster, verb, component string) error {
+// load loads the cluster's runtime and returns it with the component's
+// configuration; the error says which of the two was not found.
+func load(ctx context.Context, cluster, component string) (runtime.Runtime, internalversion.Component, error) {
 	rt, err := runtime.DefaultRegistry.Load(ctx, cluster, utilspath.Join(config.ClustersDir, cluster))
 	if err != nil {
-		return fmt.Errorf("loading the cluster %q from %s (is it running? hack/cluster/local-up.sh with KIT_CLUSTER=%s): %w",
+		return nil, internalversion.Component{}, fmt.Errorf("loading the cluster %q from %s (is it running? make local-up with KIT_CLUSTER=%s): %w",
 			cluster, config.ClustersDir, cluster, err)
 	}
-	if _, err := rt.GetComponent(ctx, component); err != nil {
-		return fmt.Errorf("the cluster %q has no component %q: %w", cluster, component, err)
+	c, err := rt.GetComponent(ctx, component)
+	if err != nil {
+		return nil, internalversion.Component{}, fmt.Errorf("the cluster %q has no component %q: %w", cluster, component, err)
+	}
+	return rt, c, nil
+}
+
+// run loads the cluster's runtime and stops or starts the component.
+func run(ctx context.Context, cluster, verb, component string) error {
+	rt, _, err := load(ctx, cluster, component)
+	if err != nil {
+		return err
 	}
 	// start is idempotent: a component already running is left alone, so a
 	// caller can play the supervisor and start whatever has exited.

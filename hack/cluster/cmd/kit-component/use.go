@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/kwok/pkg/apis/internalversion"
 	"sigs.k8s.io/kwok/pkg/config"
 	"sigs.k8s.io/kwok/pkg/kwokctl/runtime"
-	utilspath "sigs.k8s.io/kwok/pkg/utils/path"
 )
 
 // useBinary restarts the component of the cluster on binary and waits up to
@@ -35,14 +34,9 @@ func useBinary(ctx context.Context, cluster, component, binary string, timeout t
 	}
 	version := strings.TrimSpace(string(out))
 
-	rt, err := runtime.DefaultRegistry.Load(ctx, cluster, utilspath.Join(config.ClustersDir, cluster))
+	rt, c, err := load(ctx, cluster, component)
 	if err != nil {
-		return fmt.Errorf("loading the cluster %q from %s (is it running? make local-up with KIT_CLUSTER=%s): %w",
-			cluster, config.ClustersDir, cluster, err)
-	}
-	c, err := rt.GetComponent(ctx, component)
-	if err != nil {
-		return fmt.Errorf("the cluster %q has no component %q: %w", cluster, component, err)
+		return err
 	}
 	link := c.Binary
 	old, err := os.Readlink(link)
@@ -76,14 +70,9 @@ func useBinary(ctx context.Context, cluster, component, binary string, timeout t
 // printBinary prints the absolute path of the binary the component runs: the
 // target of the link kwokctl starts it from.
 func printBinary(ctx context.Context, cluster, component string) error {
-	rt, err := runtime.DefaultRegistry.Load(ctx, cluster, utilspath.Join(config.ClustersDir, cluster))
+	_, c, err := load(ctx, cluster, component)
 	if err != nil {
-		return fmt.Errorf("loading the cluster %q from %s (is it running? make local-up with KIT_CLUSTER=%s): %w",
-			cluster, config.ClustersDir, cluster, err)
-	}
-	c, err := rt.GetComponent(ctx, component)
-	if err != nil {
-		return fmt.Errorf("the cluster %q has no component %q: %w", cluster, component, err)
+		return err
 	}
 	target, err := filepath.EvalSymlinks(c.Binary)
 	if err != nil {
