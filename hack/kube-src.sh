@@ -109,7 +109,10 @@ cmd_reset() {
 	if [ -d "$KUBE_SRC/.git" ] && [ "${FORCE:-}" != 1 ]; then
 		if ! git_src rev-parse -q --verify "refs/tags/$KUBE_VERSION" >/dev/null || copy_changed; then
 			git_src status --short | head -20 >&2 || true
-			local keep="keep them with: git -C $KUBE_SRC add -A && git -C $KUBE_SRC diff --cached $KUBE_VERSION > my.patch"
+			# The copy's own version: after a bump of the pin it is not KUBE_VERSION.
+			local base
+			base=$(git_src tag --list 'v*' | head -n1)
+			local keep="keep them with: git -C $KUBE_SRC add -A && git -C $KUBE_SRC diff --cached ${base:-HEAD} > my.patch"
 			if [ ! -t 0 ]; then
 				die "the copy in $KUBE_SRC has changes (above, or it is of another version) that starting over would lose; $keep. Then: make kube-src-reset FORCE=1"
 			fi
