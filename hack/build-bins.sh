@@ -11,6 +11,7 @@
 #   envtest  etcd, kube-apiserver, kubectl (also laid out as setup-envtest's store, see below)
 #   codegen  controller-gen, the code-generator generators, kustomize
 #   all      every binary below, plus kind
+#   dlv      delve, the debugger (lesson 4): not in all, built on first use
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,6 +34,7 @@ module_of() {
 	deepcopy-gen | client-gen | lister-gen | informer-gen | applyconfiguration-gen)
 		echo "tools k8s.io/code-generator/cmd/$1" ;;
 	kustomize) echo "tools sigs.k8s.io/kustomize/kustomize/v5" ;;
+	dlv) echo "delve github.com/go-delve/delve/cmd/dlv" ;;
 	*) return 1 ;;
 	esac
 }
@@ -107,7 +109,7 @@ main() {
 	for arg in "$@"; do
 		for name in $(expand "$arg"); do
 			if ! module_of "$name" >/dev/null; then
-				echo "build-bins: unknown binary '$name'; known: $(expand all)" >&2
+				echo "build-bins: unknown binary '$name'; known: $(expand all) dlv" >&2
 				exit 2
 			fi
 			want+=("$name")
@@ -127,7 +129,7 @@ main() {
 	done
 	local total=$SECONDS
 	# Largest first, so the long kube-apiserver build warms the cache for the rest.
-	for mod in controlplane etcd cluster tools; do
+	for mod in controlplane etcd cluster tools delve; do
 		[ -n "${todo[$mod]:-}" ] || continue
 		local names=(${todo[$mod]})
 		if [ "$mod" = controlplane ]; then
