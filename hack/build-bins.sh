@@ -121,10 +121,10 @@ main() {
 	local mod
 	for name in "${want[@]}"; do
 		read -r mod _ < <(module_of "$name")
-		# The kit's own tool is also stale when its source is newer.
-		local src="$ROOT/hack/$mod/cmd/$name/main.go"
+		# The kit's own tool is also stale when any of its source files is newer.
+		local src="$ROOT/hack/$mod/cmd/$name"
 		if [ -x "$BIN/$name" ] && [ "$BIN/$name" -nt "$ROOT/hack/$mod/go.mod" ] &&
-			{ [ ! -e "$src" ] || [ "$BIN/$name" -nt "$src" ]; }; then continue; fi
+			{ [ ! -d "$src" ] || [ -z "$(find "$src" -name '*.go' -newer "$BIN/$name")" ]; }; then continue; fi
 		case " ${todo[$mod]:-} " in *" $name "*) ;; *) todo[$mod]="${todo[$mod]:-} $name" ;; esac
 	done
 	local total=$SECONDS

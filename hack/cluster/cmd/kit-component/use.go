@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -46,13 +47,13 @@ func useBinary(ctx context.Context, cluster, component, binary string, timeout t
 
 	start := time.Now()
 	fmt.Printf("%s: restarting %s on %s (%s)\n", cluster, component, binary, version)
-	if err := swapTo(ctx, rt, component, link, binary); err != nil {
+	if err := swapTo(ctx, rt, c, link, binary); err != nil {
 		return err
 	}
 	if err := waitHealthy(ctx, c, timeout); err != nil {
 		log := filepath.Join(config.ClustersDir, cluster, "logs", component+".log")
 		fmt.Fprintf(os.Stderr, "%s: %s on %s is not healthy (%v); going back to %s\n", cluster, component, binary, err, old)
-		if backErr := swapTo(ctx, rt, component, link, old); backErr != nil {
+		if backErr := swapTo(ctx, rt, c, link, old); backErr != nil {
 			return fmt.Errorf("%s on %s never became healthy (%v), and going back to %s failed too: %w; its log: %s",
 				component, binary, err, old, backErr, log)
 		}
@@ -83,9 +84,13 @@ func printBinary(ctx context.Context, cluster, component string) error {
 }
 
 // swapTo stops the component, points its link at binary and starts it.
-func swapTo(ctx context.Context, rt runtime.Runtime, component, link, binary string) error {
+func swapTo(ctx context.Context, rt runtime.Runtime, c internalversion.Component, link, binary string) error {
+	component := c.Name
 	if err := rt.StopComponent(ctx, component); err != nil {
 		return fmt.Errorf("stopping %s: %w", component, err)
+	}
+	if err := waitPortFree(c, 10*time.Second); err != nil {
+		return err
 	}
 	// A new link renamed over the old one: the link is never missing.
 	tmp := link + ".new"
@@ -100,6 +105,29 @@ func swapTo(ctx context.Context, rt runtime.Runtime, component, link, binary str
 		return fmt.Errorf("starting %s: %w", component, err)
 	}
 	return nil
+}
+
+// waitPortFree waits until nothing accepts connections on the component's
+// endpoint any more, so that the health of the process started next is never read
+// from one that outlived the stop (a process a debugger started, say, which its
+// debugger's death does not end). The error names the address.
+func waitPortFree(c internalversion.Component, timeout time.Duration) error {
+	if c.Metric == nil || c.Metric.Host == "" {
+		return nil
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		conn, err := net.DialTimeout("tcp", c.Metric.Host, time.Second)
+		if err != nil {
+			return nil
+		}
+		conn.Close()
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s is stopped, but something still listens on %s (ss -ltnp | grep %s names it); stop it, then try again",
+				c.Name, c.Metric.Host, c.Metric.Host)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // waitHealthy polls the component's /healthz on the host and with the client
