@@ -44,6 +44,11 @@ CONTROLPLANE="$KIT_ROOT/hack/controlplane"
 COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl"
 RESTARTABLE="kube-apiserver kube-controller-manager kube-scheduler"
 
+# MAKE_PREFIX is what to put before a make command this script suggests, so that
+# it acts on the same cluster: KIT_CLUSTER=NAME for a cluster not of the default name.
+MAKE_PREFIX=""
+[ "$KIT_CLUSTER" = controller-kit ] || MAKE_PREFIX="KIT_CLUSTER=$KIT_CLUSTER "
+
 die() {
 	echo "kube-src: $*" >&2
 	exit 2
@@ -68,7 +73,7 @@ require_copy() {
 	if ! git_src rev-parse -q --verify "refs/tags/$KUBE_VERSION" >/dev/null; then
 		local have
 		have=$(git_src tag --list 'v*' | head -n1)
-		die "the copy in $KUBE_SRC is Kubernetes ${have:-of an unknown version}, but the kit now pins $KUBE_VERSION (hack/controlplane/go.mod). Save your change (cd $KUBE_SRC && git diff ${have:-HEAD} > my.patch), then start over with: make kube-src-reset FORCE=1"
+		die "the copy in $KUBE_SRC is Kubernetes ${have:-of an unknown version}, but the kit now pins $KUBE_VERSION (hack/controlplane/go.mod). Save your change (cd $KUBE_SRC && git diff ${have:-HEAD} > /tmp/my.patch), then start over with: make kube-src-reset FORCE=1"
 	fi
 }
 
@@ -112,7 +117,7 @@ cmd_reset() {
 			# The copy's own version: after a bump of the pin it is not KUBE_VERSION.
 			local base
 			base=$(git_src tag --list 'v*' | head -n1)
-			local keep="keep them with: git -C $KUBE_SRC add -A && git -C $KUBE_SRC diff --cached ${base:-HEAD} > my.patch"
+			local keep="keep them with: git -C $KUBE_SRC add -A && git -C $KUBE_SRC diff --cached ${base:-HEAD} > /tmp/my.patch"
 			if [ ! -t 0 ]; then
 				die "the copy in $KUBE_SRC has changes (above, or it is of another version) that starting over would lose; $keep. Then: make kube-src-reset FORCE=1"
 			fi
@@ -192,7 +197,7 @@ cmd_build() {
 	fi
 	kit_log "built $* in $((SECONDS - start)) s into $KUBE_BUILD/bin ($("$KUBE_BUILD/bin/$1" --version 2>/dev/null || echo "?"))"
 	for name in "$@"; do
-		case " $RESTARTABLE " in *" $name "*) echo "    run it in the local cluster: make kube-restart WHAT=$name" ;; esac
+		case " $RESTARTABLE " in *" $name "*) echo "    run it in the local cluster: ${MAKE_PREFIX}make kube-restart WHAT=$name" ;; esac
 	done
 }
 
@@ -200,7 +205,7 @@ cmd_build() {
 # and builds kit-component, which swaps its components.
 require_cluster() {
 	if [ ! -f "$KIT_CLUSTER_INFO" ]; then
-		die "no local cluster called $KIT_CLUSTER is running ($KIT_CLUSTER_INFO is missing); start one with: $([ "$KIT_CLUSTER" = controller-kit ] || echo "KIT_CLUSTER=$KIT_CLUSTER ")make local-up. Only the kit's local cluster runs components the kit can swap (on kind, see lesson 4)"
+		die "no local cluster called $KIT_CLUSTER is running ($KIT_CLUSTER_INFO is missing); start one with: ${MAKE_PREFIX}make local-up. Only the kit's local cluster runs components the kit can swap (on kind, see lesson 4)"
 	fi
 	"$KIT_ROOT/hack/build-bins.sh" kit-component >/dev/null
 }
@@ -238,7 +243,7 @@ cmd_restart() {
 	[ "$1" != kubectl ] || die "kubectl is a client, not a component of the cluster: run the copy's build as $KUBE_BUILD/bin/kubectl"
 	check_names "$RESTARTABLE" "$1"
 	local binary="$KUBE_BUILD/bin/$1"
-	[ -x "$binary" ] || die "there is no build of $1 from the copy yet; make one with: make kube-build WHAT=$1"
+	[ -x "$binary" ] || die "there is no build of $1 from the copy yet; make one with: ${MAKE_PREFIX}make kube-build WHAT=$1"
 	swap "$1" "$binary"
 }
 
@@ -299,9 +304,24 @@ go_test() {
 	GOWORK=off go test "${modflag[@]}" "${trim[@]}" "${run[@]}" "${args[@]}" "$@"
 }
 
+# require_dirs IMPORTPATH... fails on a package pattern whose folder is in
+# neither the copy nor the pinned module, naming it (go's own error would
+# suggest go get, which is not the fix here).
+require_dirs() {
+	local root p dir
+	if [ -d "$KUBE_SRC/.git" ]; then root=$KUBE_SRC; else root=$(module_dir); fi
+	for p in "$@"; do
+		dir=${p#k8s.io/kubernetes/}
+		dir=${dir%/...}
+		[ -d "$root/$dir" ] || die "WHAT: there is no folder $dir in $root; write a package as from the source's root, such as ./pkg/controller/deployment/..."
+	done
+}
+
 cmd_test() {
 	local pkgs
 	pkgs=$(packages "$@") || exit 2
+	# shellcheck disable=SC2086 # one import path per word
+	require_dirs $pkgs
 	# shellcheck disable=SC2086 # one import path per word
 	go_test $pkgs
 }
@@ -312,6 +332,8 @@ cmd_test_integration() {
 	for p in $pkgs; do
 		case "$p" in k8s.io/kubernetes/test/integration/*) ;; *) die "WHAT=$p is not under ./test/integration/; unit tests run with make kube-test" ;; esac
 	done
+	# shellcheck disable=SC2086
+	require_dirs $pkgs
 	"$KIT_ROOT/hack/build-bins.sh" etcd >/dev/null
 	# Upstream's integration framework starts the etcd it finds on PATH.
 	export PATH="$KIT_BIN:$PATH"

@@ -50,6 +50,9 @@ var (
 	copyDir string
 	// restore puts back what setup changed in the cluster; nil when nothing.
 	restore func() error
+	// scratch is the folder of the copy and build setup made (about 240 MB),
+	// removed once the tests and restore are done; "" when it made none.
+	scratch string
 	suite   = &kittest.Suite{File: lessonFile, Setup: setup}
 )
 
@@ -62,6 +65,11 @@ func TestMain(m *testing.M) {
 		if err := restore(); err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL: putting back the cluster's", component+":", err)
 			code = 1
+		}
+	}
+	if scratch != "" {
+		if err := os.RemoveAll(scratch); err != nil {
+			fmt.Fprintln(os.Stderr, "removing the suite's copy of the source:", err)
 		}
 	}
 	os.Exit(code)
@@ -101,6 +109,7 @@ func setup() error {
 	if err != nil {
 		return err
 	}
+	scratch = tmp
 	copyDir = filepath.Join(tmp, "kubernetes")
 	if _, err := kubeSrc(copyDir, nil, "src"); err != nil {
 		return err
