@@ -1,17 +1,21 @@
 // Command cloud-provider-example is lesson 5's cloud-controller-manager: the
 // manager of k8s.io/cloud-provider's app package (the one every external cloud
 // provider ships), with the toy cloud of pkg/toycloud registered and one
-// controller, the service controller (service-lb-controller), which gives each
-// Service of type LoadBalancer an address of the toy cloud's pool.
+// controller on by default, the service controller (service-lb-controller), which
+// gives each Service of type LoadBalancer an address of the toy cloud's pool, and
+// one off by default, the cloud-node controller (cloud-node-controller, lesson 5's
+// second exercise: --controllers=*,cloud-node-controller), which initialises the
+// Nodes of the machines the cloud config lists.
 //
 // This file is the wiring, the part a cloud provider writes itself. Compare with
 // k8s.io/cloud-provider's sample/basic_main.go (the smallest such main) and with
 // kubernetes' cmd/cloud-controller-manager/main.go (the fuller one); the lesson,
 // docs/lessons/05-cloud-controller-manager.md, reads both. What differs here, and
 // why:
-//   - only the service controller is known to the manager: the cloud-node-lifecycle
-//     controller deletes every Node its cloud says does not exist, and the toy
-//     cloud has no machines, so on the kit's cluster it would delete kwok's nodes;
+//   - only the service and cloud-node controllers are known to the manager, and
+//     the second is off unless --controllers names it: the cloud-node-lifecycle
+//     controller deletes every Node its cloud says does not exist, and kwok's
+//     Nodes are no machines of the toy cloud, so it is not there at all;
 //   - the defaults suit the kit: --cloud-provider=toycloud, no HTTPS endpoint
 //     (--secure-port=0; serving one needs delegated authentication and its RBAC),
 //     no webhook endpoint, a Lease of its own (cloud-provider-example in
@@ -62,7 +66,7 @@ const (
 )
 
 // reconcilers maps each --reconciler value to the load balancer it runs. To try
-// your own, add an entry here.
+// your own, add an entry here. Each --reconciler value must be a key here.
 var reconcilers = map[string]toycloud.NewLoadBalancer{
 	"reference": func(d toycloud.LoadBalancerDeps) cloudprovider.LoadBalancer {
 		return toycloud.NewPoolLoadBalancer(d.Pool, d.Services)
@@ -70,6 +74,17 @@ var reconcilers = map[string]toycloud.NewLoadBalancer{
 	"stub": func(d toycloud.LoadBalancerDeps) cloudprovider.LoadBalancer {
 		return &toycloud.StubLoadBalancer{Pool: d.Pool}
 	},
+}
+
+// instances maps a --reconciler value to the toy cloud's answers about its
+// machines (what the cloud-node controller asks about Nodes); a value that is
+// not a key here gets the stub's (toycloud.StubInstances). For lesson 5's
+// second exercise, add an entry under your load balancer's name.
+var instances = map[string]toycloud.NewInstances{}
+
+// stubInstances makes the stub's answers about machines (toycloud.StubInstances).
+func stubInstances(d toycloud.InstancesDeps) cloudprovider.InstancesV2 {
+	return &toycloud.StubInstances{Machines: d.Machines}
 }
 
 // reconcilerNames returns the keys of reconcilers, sorted.
@@ -84,6 +99,11 @@ var reconciler = "reference"
 func init() {
 	// A provider registers itself by name; --cloud-provider picks one.
 	cloudprovider.RegisterCloudProvider(toycloud.ProviderName, newCloud)
+	// Upstream's list of controllers that --controllers=* leaves off (empty in
+	// k8s.io/cloud-provider app/controllermanager.go; kube-controller-manager has
+	// a list of its own, such as its bootstrap-signer): the cloud-node controller
+	// runs only when --controllers names it.
+	app.ControllersDisabledByDefault.Insert(names.CloudNodeController)
 }
 
 // newCloud is the toy cloud's cloudprovider.Factory: config is the file
@@ -93,7 +113,11 @@ func newCloud(config io.Reader) (cloudprovider.Interface, error) {
 	if !ok {
 		return nil, fmt.Errorf("--reconciler=%q: want one of %s", reconciler, strings.Join(reconcilerNames(), ", "))
 	}
-	return toycloud.New(config, newLB)
+	newInstances, ok := instances[reconciler]
+	if !ok {
+		newInstances = stubInstances
+	}
+	return toycloud.New(config, newLB, newInstances)
 }
 
 func main() {
@@ -159,12 +183,14 @@ docs/lessons/05-cloud-controller-manager.md.`
 }
 
 // controllerInitializers returns the controllers the manager knows: the service
-// controller alone, under its upstream name and client name. Upstream's full set
-// (app.DefaultInitFuncConstructors) adds cloud-node, cloud-node-lifecycle and
-// route; a controller missing here is refused by --controllers.
+// controller and the cloud-node controller (off by default, see init), under
+// their upstream names and client names. Upstream's full set
+// (app.DefaultInitFuncConstructors) adds cloud-node-lifecycle and route; a
+// controller missing here is refused by --controllers.
 func controllerInitializers() map[string]app.ControllerInitFuncConstructor {
 	return map[string]app.ControllerInitFuncConstructor{
 		names.ServiceLBController: app.DefaultInitFuncConstructors[names.ServiceLBController],
+		names.CloudNodeController: app.DefaultInitFuncConstructors[names.CloudNodeController],
 	}
 }
 

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"k8s.io/cloud-provider/app"
 	"k8s.io/cloud-provider/names"
 	"k8s.io/component-base/cli"
 )
@@ -39,7 +41,7 @@ func TestListReconcilersPrintsTheNames(t *testing.T) {
 	}
 }
 
-func TestOnlyTheServiceControllerIsKnown(t *testing.T) {
+func TestTheServiceAndCloudNodeControllersAreKnownTheSecondOffByDefault(t *testing.T) {
 	got := slices.Sorted(func(yield func(string) bool) {
 		for name := range controllerInitializers() {
 			if !yield(name) {
@@ -47,9 +49,33 @@ func TestOnlyTheServiceControllerIsKnown(t *testing.T) {
 			}
 		}
 	})
-	if !slices.Equal(got, []string{names.ServiceLBController}) {
-		t.Errorf("the manager knows the controllers %v, want only %s (never %s: it deletes kwok's nodes)", got, names.ServiceLBController, names.CloudNodeLifecycleController)
+	if want := []string{names.CloudNodeController, names.ServiceLBController}; !slices.Equal(got, want) {
+		t.Errorf("the manager knows the controllers %v, want %v (never %s: it deletes kwok's nodes)", got, want, names.CloudNodeLifecycleController)
 	}
+	// --controllers=* (the default) runs the service controller alone.
+	if !app.ControllersDisabledByDefault.Has(names.CloudNodeController) || app.ControllersDisabledByDefault.Has(names.ServiceLBController) {
+		t.Errorf("controllers off by default: %v, want %s alone", app.ControllersDisabledByDefault.List(), names.CloudNodeController)
+	}
+}
+
+// TestMissingInstancesFallBackToTheStub checks that a --reconciler value with a
+// load balancer but no entry in instances (a learner's first exercise) gets the
+// stub's answers about machines.
+func TestMissingInstancesFallBackToTheStub(t *testing.T) {
+	reconcilers["only-a-load-balancer"] = reconcilers["stub"]
+	defer delete(reconcilers, "only-a-load-balancer")
+	for name, want := range map[string]string{"only-a-load-balancer": "*toycloud.StubInstances", "stub": "*toycloud.StubInstances", "reference": "*toycloud.StubInstances"} {
+		reconciler = name
+		cloud, err := newCloud(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := cloud.InstancesV2()
+		if !ok || fmt.Sprintf("%T", got) != want {
+			t.Errorf("--reconciler=%s: InstancesV2() = %T, %v; want %s, true", name, got, ok, want)
+		}
+	}
+	reconciler = "reference"
 }
 
 func TestBadFlagsFailNamingTheFlag(t *testing.T) {

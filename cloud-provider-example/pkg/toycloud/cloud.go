@@ -1,14 +1,19 @@
-// Package toycloud is lesson 5's cloud provider: a cloud with no machines and no
-// network of its own, whose one service is load balancers. It implements
+// Package toycloud is lesson 5's cloud provider: a cloud with no network of its
+// own, whose services are load balancers and a list of machines. It implements
 // k8s.io/cloud-provider's Interface (cloud.go there) for the cloud-controller-manager
 // that main.go builds from k8s.io/cloud-provider/app, and answers "not supported"
-// for everything but LoadBalancer, so of the manager's controllers only the
-// service controller (k8s.io/cloud-provider controllers/service) has work to do.
+// for everything but LoadBalancer and InstancesV2, so of the manager's
+// controllers only the service controller (k8s.io/cloud-provider
+// controllers/service) and the cloud-node controller (controllers/node) have
+// work to do.
 //
 // The load balancer is the part a learner writes, chosen by --reconciler as the
 // Reconciler is in the other tiers: PoolLoadBalancer is the reference (an address
 // from a small pool in 192.0.2.0/24 for each Service of type LoadBalancer, written
 // to its status), StubLoadBalancer the starting point (logs what it is asked).
+// The machines the cloud config lists are the second part (lesson 5's second
+// exercise, for the cloud-node controller, off unless --controllers names it):
+// MachineInstances is the reference, StubInstances the starting point.
 package toycloud
 
 import (
@@ -28,18 +33,27 @@ import (
 const ProviderName = "toycloud"
 
 // Config is the toy cloud's configuration file, the one --cloud-config names
-// (cloudprovider.InitCloudProvider hands it to the provider's factory):
+// (cloudprovider.InitCloudProvider hands it to the provider's factory), such as
+// config/examples/cloud-config.yaml:
 //
 //	pool: 192.0.2.240/28
+//	machines:
+//	- name: toy-node-1
+//	  address: 198.51.100.11
+//	  type: toy.small
+//	  zone: toy-zone-a
 type Config struct {
 	// Pool is the prefix load-balancer addresses come from, inside 192.0.2.0/24
 	// (ParsePool); empty: DefaultPool.
 	Pool string `json:"pool,omitempty"`
+	// Machines are the cloud's machines, whose Nodes the cloud-node controller
+	// initialises; none by default.
+	Machines []Machine `json:"machines,omitempty"`
 }
 
 // ReadConfig reads a Config from r; a nil r (no --cloud-config) is the default
-// configuration. The error names the field at fault: an unknown field, or a pool
-// ParsePool refuses.
+// configuration. The error names the field at fault: an unknown field, a pool
+// ParsePool refuses, or a machine validateMachines refuses.
 func ReadConfig(r io.Reader) (Config, Pool, error) {
 	var c Config
 	if r != nil {
@@ -48,7 +62,7 @@ func ReadConfig(r io.Reader) (Config, Pool, error) {
 			return Config{}, Pool{}, fmt.Errorf("reading the cloud config: %w", err)
 		}
 		if err := yaml.UnmarshalStrict(bytes.TrimSpace(data), &c); err != nil {
-			return Config{}, Pool{}, fmt.Errorf("the cloud config: %w (it holds one field, pool: %s)", err, DefaultPool)
+			return Config{}, Pool{}, fmt.Errorf("the cloud config: %w (its fields are pool, such as pool: %s, and machines)", err, DefaultPool)
 		}
 	}
 	if c.Pool == "" {
@@ -57,6 +71,9 @@ func ReadConfig(r io.Reader) (Config, Pool, error) {
 	pool, err := ParsePool(c.Pool)
 	if err != nil {
 		return Config{}, Pool{}, fmt.Errorf("the cloud config's pool: %w", err)
+	}
+	if err := validateMachines(c.Machines); err != nil {
+		return Config{}, Pool{}, fmt.Errorf("the cloud config's %w", err)
 	}
 	return c, pool, nil
 }
@@ -77,12 +94,17 @@ type NewLoadBalancer func(LoadBalancerDeps) cloudprovider.LoadBalancer
 // (cloudprovider.Interface, plus cloudprovider.InformerUser so that it reads the
 // manager's informer cache instead of starting a watch of its own).
 type Cloud struct {
-	pool     Pool
-	newLB    NewLoadBalancer
-	services corelisters.ServiceLister
+	pool         Pool
+	machines     []Machine
+	newLB        NewLoadBalancer
+	newInstances NewInstances
+	services     corelisters.ServiceLister
 
 	lbOnce sync.Once
 	lb     cloudprovider.LoadBalancer
+
+	instancesOnce sync.Once
+	instances     cloudprovider.InstancesV2
 }
 
 var (
@@ -91,22 +113,29 @@ var (
 )
 
 // New returns the toy cloud configured by config (nil: the defaults, see
-// ReadConfig), whose load balancer newLB makes. It is the body of the factory
-// main.go registers with cloudprovider.RegisterCloudProvider. The error is
-// ReadConfig's.
-func New(config io.Reader, newLB NewLoadBalancer) (*Cloud, error) {
+// ReadConfig), whose load balancer newLB makes and whose answers about machines
+// newInstances makes. It is the body of the factory main.go registers with
+// cloudprovider.RegisterCloudProvider. The error is ReadConfig's, or says which
+// of the two is missing.
+func New(config io.Reader, newLB NewLoadBalancer, newInstances NewInstances) (*Cloud, error) {
 	if newLB == nil {
 		return nil, fmt.Errorf("toycloud.New: no load balancer to run (newLB is nil)")
 	}
-	_, pool, err := ReadConfig(config)
+	if newInstances == nil {
+		return nil, fmt.Errorf("toycloud.New: no instances to run (newInstances is nil)")
+	}
+	c, pool, err := ReadConfig(config)
 	if err != nil {
 		return nil, err
 	}
-	return &Cloud{pool: pool, newLB: newLB}, nil
+	return &Cloud{pool: pool, machines: c.Machines, newLB: newLB, newInstances: newInstances}, nil
 }
 
 // Pool returns the pool the cloud hands addresses out of.
 func (c *Cloud) Pool() Pool { return c.pool }
+
+// Machines returns the machines of the cloud config.
+func (c *Cloud) Machines() []Machine { return c.machines }
 
 // Initialize is called by the manager before any controller starts. The toy cloud
 // has no client to build and nothing to start.
@@ -133,11 +162,19 @@ func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {
 	return c.lb, true
 }
 
-// Instances is not supported: the toy cloud has no machines.
+// Instances is not supported: InstancesV2 replaces it.
 func (c *Cloud) Instances() (cloudprovider.Instances, bool) { return nil, false }
 
-// InstancesV2 is not supported: the toy cloud has no machines.
-func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return nil, false }
+// InstancesV2 returns the cloud's answers about machines, made on the first
+// call, and true. The cloud-node controller asks for them when it starts (a
+// false from both this and Instances makes it refuse to start), then asks them
+// about every Node; the service controller never does.
+func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) {
+	c.instancesOnce.Do(func() {
+		c.instances = c.newInstances(InstancesDeps{Machines: c.machines})
+	})
+	return c.instances, true
+}
 
 // Zones is not supported (deprecated upstream in favour of InstancesV2).
 func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
