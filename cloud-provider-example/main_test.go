@@ -94,7 +94,7 @@ func TestBadFlagsFailNamingTheFlag(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{name: "unknown reconciler", args: []string{"--kubeconfig=" + kubeconfig, "--reconciler=refrence"}, want: []string{`--reconciler="refrence"`, "reference, stub"}},
+		{name: "unknown reconciler", args: []string{"--kubeconfig=" + kubeconfig, "--reconciler=refrence"}, want: []string{`--reconciler="refrence"`, "want one of reference"}},
 		{name: "unknown provider", args: []string{"--kubeconfig=" + kubeconfig, "--cloud-provider=aws"}, want: []string{`--cloud-provider="aws"`, "toycloud"}},
 		{name: "missing cloud config", args: []string{"--kubeconfig=" + kubeconfig, "--cloud-config=" + filepath.Join(dir, "none.yaml")}, want: []string{"--cloud-config", "none.yaml"}},
 		{name: "pool outside TEST-NET-1", args: []string{"--kubeconfig=" + kubeconfig, "--cloud-config=" + badPool}, want: []string{"--cloud-config=", "pool", "192.0.2.0/24"}},
