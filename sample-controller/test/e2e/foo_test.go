@@ -113,13 +113,12 @@ func TestDeletingFooGarbageCollectsDeployment(t *testing.T) {
 	t.Parallel()
 	cs, fooClient := clients(t)
 	ns := kittest.Namespace(t, cs, "sample-gc")
-	addr := kittest.FreeAddress(t)
+	addr, started := kittest.FreeAddress(t), time.Now()
 	controller := startController(t, "controller", ns, "--metrics-bind-address="+addr)
 	createFoo(t, fooClient, newFoo(ns, "web", 1))
 	waitForDeployment(t, cs, ns, "web", "Deployment web to be created", func(*appsv1.Deployment) bool { return true })
 	waitForFooStatus(t, fooClient, ns, "web", 1)
 
-	before, deleted := retries(t, addr), time.Now()
 	if err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("deleting Foo web: %v", err)
 	}
@@ -140,7 +139,7 @@ func TestDeletingFooGarbageCollectsDeployment(t *testing.T) {
 		return strings.Contains(controller.Logs(), "Foo is gone, nothing to do"), nil
 	})
 	time.Sleep(2 * time.Second)
-	requireOnlyStaleCacheRetries(t, addr, ns, before, deleted, "a Foo that is gone is the end of the work, not an error to retry")
+	requireOnlyStaleCacheRetries(t, addr, ns, started, "a Foo that is gone is the end of the work, not an error to retry")
 	controller.RequireNoLine(t, `"Connected; the API server serves Foos"`, "the controller reported a failed reconcile around the deletion", "Reconcile failed")
 }
 
