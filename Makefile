@@ -173,7 +173,11 @@ kube-test-integration: ## Upstream's integration tests of WHAT=./test/integratio
 
 .PHONY: test-lesson4
 test-lesson4: ## Lesson 4's checks both ways on a fresh local cluster of their own: a fresh copy fails them, the solution (rebuilt and restarted) passes them.
-	@hack/test-lesson4.sh
+	@hack/test-lesson.sh 4
+
+.PHONY: test-lesson5
+test-lesson5: ## Lesson 5's e2e suite with the reference, the checks against the stub and the nodes exercise's solution, on a fresh local cluster of their own.
+	@hack/test-lesson.sh 5
 
 ##@ Development
 

@@ -18,6 +18,10 @@
 #     own; the fuzz targets' seed inputs run among them);
 #   - a smoke run of `make bench`, every scenario on one cluster of its own
 #     (controller-kit-bench; timings are never checked);
+#   - lesson 5's smoke: the first check of its suite (a Service of type
+#     LoadBalancer gets an address, the finalizer and the events) on
+#     controller-kit-test, beside the lessons' e2e suites, which make no Service
+#     of that type; its whole suite, stub and solution are make test-lesson5;
 #   - the reliability scenarios (make test-reliability), smaller: the crash
 #     scenarios with 60 Foos and 5 Guestbooks, the leader take-over and the
 #     bad-input table, on a cluster of their own (controller-kit-reliability); the
@@ -109,7 +113,7 @@ cluster_pids+=($!)
 step "2/3 generated code is current (make verify)"
 make --no-print-directory verify
 
-step "3/3 every suite at once: lessons 0-3 (e2e suites; checks against the stubs and exercise solutions, on a second cluster); docs and vet, unit and envtest suites, bench smoke run, reliability scenarios beside them; then lesson 4's smoke"
+step "3/3 every suite at once: lessons 0-3 (e2e suites; checks against the stubs and exercise solutions, on a second cluster); docs and vet, unit and envtest suites, lesson 5's smoke, bench smoke run, reliability scenarios beside them; then lesson 4's smoke"
 kit_log "make verify-docs and make vet in the background (log: $KIT_OUT/verify-docs-vet.log)"
 background "$KIT_OUT/verify-docs-vet.log" "make verify-docs and make vet" \
 	nice -n 10 bash -c 'make --no-print-directory verify-docs && make --no-print-directory vet' &
@@ -137,6 +141,12 @@ kit_log "reliability scenarios in the background (60 Foos; log and table: $KIT_O
 background "$KIT_OUT/reliability.log" "reliability scenarios" \
 	nice -n 10 make --no-print-directory test-reliability RELIABILITY_FOOS=60 RELIABILITY_GUESTBOOKS=5 \
 	RELIABILITY_RUN='TestFooBurst|TestGuestbookBurst|TestBadInput|TestLeaderTakeOver' &
+jobs_pids+=($!)
+# Lesson 5's smoke, on the e2e suites' cluster (see the top of this file).
+kit_log "lesson 5 smoke in the background (a Service of type LoadBalancer gets an address; log: $KIT_OUT/lesson-5-smoke.log)"
+background "$KIT_OUT/lesson-5-smoke.log" "lesson 5 smoke" \
+	env KUBECONFIG="$KIT_KUBECONFIG" nice -n 10 make --no-print-directory -C cloud-provider-example test-e2e \
+	E2E_ARGS='-run ^TestLoadBalancerServiceGetsAnAddressFinalizerAndEvents$' &
 jobs_pids+=($!)
 # The lessons run in the background too, so that an interrupt reaches the trap
 # at once instead of after they end. make check's runner is built first, once:

@@ -81,10 +81,13 @@ func (lb *PoolLoadBalancer) GetLoadBalancer(ctx context.Context, clusterName str
 
 // EnsureLoadBalancer gives the Service an address and returns the status the
 // service controller writes: the address with the Service's ports. It is called
-// for a new Service of type LoadBalancer, after a change of its ports or
-// spec.loadBalancerIP, and again for every such Service when the manager starts;
-// an address the Service has already keeps it. The error wraps ErrOutsidePool when
-// spec.loadBalancerIP is not in the pool (or not an address), and ErrPoolExhausted
+// for a new Service of type LoadBalancer, after a change of its ports,
+// annotations or spec.loadBalancerIP, and again for every such Service when the
+// manager starts; an address the Service has already keeps it. A Service asks
+// for an address with the AddressAnnotation, or with spec.loadBalancerIP
+// (deprecated upstream since Kubernetes 1.24 in favour of such annotations; see
+// requestedAddress). The error wraps ErrOutsidePool when the address asked for
+// is not in the pool (or not an address), and ErrPoolExhausted
 // when no address is free; both name the pool, and the service controller turns
 // them into a Warning event (SyncLoadBalancerFailed) and retries with its backoff.
 func (lb *PoolLoadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName string, service *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
@@ -92,11 +95,15 @@ func (lb *PoolLoadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName 
 	name := lb.GetLoadBalancerName(ctx, clusterName, service)
 
 	// 1. An address asked for must be one of the pool's, before anything is held.
+	field, ip, err := requestedAddress(service)
+	if err != nil {
+		return nil, err
+	}
 	var requested netip.Addr
-	if ip := service.Spec.LoadBalancerIP; ip != "" {
+	if ip != "" {
 		addr, err := netip.ParseAddr(ip)
 		if err != nil || !lb.pool.Contains(addr) {
-			return nil, fmt.Errorf("spec.loadBalancerIP %q: %w %s (%d addresses)", ip, ErrOutsidePool, lb.pool, lb.pool.Size())
+			return nil, fmt.Errorf("%s %q: %w %s (%d addresses)", field, ip, ErrOutsidePool, lb.pool, lb.pool.Size())
 		}
 		requested = addr
 	}
@@ -118,7 +125,7 @@ func (lb *PoolLoadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName 
 	var addr netip.Addr
 	switch {
 	case requested.IsValid() && inUse[requested] != "":
-		return nil, fmt.Errorf("spec.loadBalancerIP %s of the pool %s is allocated to %s already", requested, lb.pool, inUse[requested])
+		return nil, fmt.Errorf("%s %s of the pool %s is allocated to %s already", field, requested, lb.pool, inUse[requested])
 	case requested.IsValid():
 		addr = requested
 	default:
@@ -134,6 +141,28 @@ func (lb *PoolLoadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName 
 		logger.Info("Allocated address", "service", klog.KObj(service), "loadBalancer", name, "address", addr, "pool", lb.pool)
 	}
 	return statusFor(addr, service), nil
+}
+
+// AddressAnnotation is the annotation with which a Service asks the toy cloud
+// for one address of the pool, such as "192.0.2.250": what upstream advises
+// clouds to offer instead of spec.loadBalancerIP, which every cloud read its own
+// way.
+const AddressAnnotation = "toycloud.controller-kit.dev/load-balancer-ip"
+
+// requestedAddress returns the address the Service asks for and where it asks
+// ("" when it asks for none): the AddressAnnotation, else spec.loadBalancerIP.
+// The error names both when they ask for different addresses.
+func requestedAddress(service *corev1.Service) (field, ip string, err error) {
+	annotation, spec := service.Annotations[AddressAnnotation], service.Spec.LoadBalancerIP
+	switch {
+	case annotation != "" && spec != "" && annotation != spec:
+		return "", "", fmt.Errorf("the annotation %s asks for %q and spec.loadBalancerIP for %q: ask for one address, with the annotation (spec.loadBalancerIP is deprecated)", AddressAnnotation, annotation, spec)
+	case annotation != "":
+		return "metadata.annotations[" + AddressAnnotation + "]", annotation, nil
+	case spec != "":
+		return "spec.loadBalancerIP", spec, nil
+	}
+	return "", "", nil
 }
 
 // UpdateLoadBalancer is called when the set of nodes changes. The toy cloud's

@@ -45,6 +45,11 @@ func withRequestedIP(ip string) func(*corev1.Service) {
 	return func(s *corev1.Service) { s.Spec.LoadBalancerIP = ip }
 }
 
+// withAnnotatedIP sets the AddressAnnotation.
+func withAnnotatedIP(ip string) func(*corev1.Service) {
+	return func(s *corev1.Service) { s.Annotations = map[string]string{AddressAnnotation: ip} }
+}
+
 // lister returns a Service lister over services, as the manager's informer cache
 // would hold them.
 func lister(t *testing.T, services ...*corev1.Service) corelisters.ServiceLister {
@@ -147,6 +152,7 @@ func TestPoolLoadBalancerAllocates(t *testing.T) {
 				{service: lbService("a", withRequestedIP("10.0.0.1")), wantErr: ErrOutsidePool, wantText: []string{"spec.loadBalancerIP", "10.0.0.1", "192.0.2.240/28"}},
 				{service: lbService("a", withRequestedIP("192.0.2.1")), wantErr: ErrOutsidePool, wantText: []string{"192.0.2.240/28"}},
 				{service: lbService("a", withRequestedIP("not-an-ip")), wantErr: ErrOutsidePool, wantText: []string{"not-an-ip"}},
+				{service: lbService("a", withAnnotatedIP("10.0.0.2")), wantErr: ErrOutsidePool, wantText: []string{AddressAnnotation, "10.0.0.2", "192.0.2.240/28"}},
 				{service: b, wantIP: "192.0.2.240"},
 			},
 		},
@@ -156,6 +162,22 @@ func TestPoolLoadBalancerAllocates(t *testing.T) {
 			steps: []step{
 				{service: lbService("a", withRequestedIP("192.0.2.250")), wantIP: "192.0.2.250"},
 				{service: b, wantIP: "192.0.2.240"},
+			},
+		},
+		{
+			name: "an address asked for with the annotation is given",
+			pool: "192.0.2.240/28",
+			steps: []step{
+				{service: lbService("a", withAnnotatedIP("192.0.2.251")), wantIP: "192.0.2.251"},
+				// The same address both ways is one request.
+				{service: lbService("b", withAnnotatedIP("192.0.2.252"), withRequestedIP("192.0.2.252")), wantIP: "192.0.2.252"},
+			},
+		},
+		{
+			name: "two different addresses asked for are refused, naming both",
+			pool: "192.0.2.240/28",
+			steps: []step{
+				{service: lbService("a", withAnnotatedIP("192.0.2.251"), withRequestedIP("192.0.2.250")), wantText: []string{AddressAnnotation, "192.0.2.251", "spec.loadBalancerIP", "192.0.2.250"}},
 			},
 		},
 		{

@@ -23,7 +23,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/controller-kit/controller-kit/hack/kittest"
 )
@@ -64,44 +64,55 @@ var (
 	// through $KIT_E2E_TIMEOUT.
 	deadline = kittest.Deadline(90 * time.Second)
 	// suite builds the manager once for every test (suite.Bin).
-	suite       = &kittest.Suite{File: lessonFile}
-	installOnce sync.Once
-	installErr  error
+	suite = &kittest.Suite{File: lessonFile}
 )
 
-func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
+func TestMain(m *testing.M) {
+	// Set here, not in suite's declaration: prepareCluster reads suite.TierDir.
+	suite.Setup = prepareCluster
+	os.Exit(suite.Run(m))
+}
 
-// clients returns a clientset as the test's own (admin) user, after installing
-// the namespace and shipped RBAC once per run and making sure no Service of type
+// prepareCluster is the suite's Setup: once, before any test, it installs the
+// manager's namespace and shipped RBAC and makes sure no Service of type
 // LoadBalancer outside the suite's namespaces would take addresses from the
-// tests' pools. kittest.Config refuses clusters other than the kit's first.
+// tests' pools. Its error stops the suite with one message (make check prints
+// it instead of a failure per check). LoadKubeconfig refuses clusters other
+// than the kit's first.
+func prepareCluster() error {
+	raw, path, err := kittest.LoadKubeconfig()
+	if err != nil {
+		return err
+	}
+	cfg, err := clientcmd.NewDefaultClientConfig(raw, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("cannot build a client config from %s: %w", path, err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	rbac, err := filepath.Glob(filepath.Join(suite.TierDir, "config/rbac/*.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, manifest := range append([]string{filepath.Join(suite.TierDir, "config/manager/namespace.yaml")}, rbac...) {
+		path, err := kittest.File(manifest)
+		if err != nil {
+			return err
+		}
+		if _, err := kittest.KubectlE("apply", "--server-side", "-f", path); err != nil {
+			return fmt.Errorf("applying %s: %w", path, err)
+		}
+	}
+	return noForeignLoadBalancers(cs)
+}
+
+// clients returns a clientset as the test's own (admin) user; prepareCluster
+// has prepared the cluster.
 func clients(t *testing.T) kubernetes.Interface {
 	t.Helper()
-	kittest.Config(t)
-	cs := kittest.Clientset(t)
-	installOnce.Do(func() {
-		rbac, err := filepath.Glob(filepath.Join(suite.TierDir, "config/rbac/*.yaml"))
-		if err != nil {
-			installErr = err
-			return
-		}
-		for _, manifest := range append([]string{filepath.Join(suite.TierDir, "config/manager/namespace.yaml")}, rbac...) {
-			path, err := kittest.File(manifest)
-			if err != nil {
-				installErr = err
-				return
-			}
-			if _, err := kittest.KubectlE("apply", "--server-side", "-f", path); err != nil {
-				installErr = fmt.Errorf("applying %s: %w", path, err)
-				return
-			}
-		}
-		installErr = noForeignLoadBalancers(cs)
-	})
-	if installErr != nil {
-		t.Fatalf("preparing the cluster: %v", installErr)
-	}
-	return cs
+	return kittest.Clientset(t)
 }
 
 // noForeignLoadBalancers returns an error naming the Services of type

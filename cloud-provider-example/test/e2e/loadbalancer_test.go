@@ -204,16 +204,24 @@ func TestAddressOutsideThePoolGivesWarningNamingThePool(t *testing.T) {
 	cs := clients(t)
 	ns := kittest.Namespace(t, cs, "cloud-outside")
 	startManager(t, cs, "manager", ns, "")
-	s := newLoadBalancer(ns, "web")
-	s.Spec.LoadBalancerIP = "198.51.100.7"
-	createService(t, cs, s)
-
-	warning := waitForEvent(t, cs, ns, "web", corev1.EventTypeWarning, "SyncLoadBalancerFailed")
-	if !strings.Contains(warning.Message, defaultPool) || !strings.Contains(warning.Message, "198.51.100.7") {
-		t.Errorf("the Warning event says %q; want it to name the address asked for and the pool %s", warning.Message, defaultPool)
+	// Two ways to ask for an address: the deprecated field, and the toy cloud's
+	// annotation (toycloud.AddressAnnotation).
+	web := newLoadBalancer(ns, "web")
+	web.Spec.LoadBalancerIP = "198.51.100.7"
+	api := newLoadBalancer(ns, "api")
+	api.Annotations = map[string]string{"toycloud.controller-kit.dev/load-balancer-ip": "198.51.100.8"}
+	for _, s := range []*corev1.Service{web, api} {
+		createService(t, cs, s)
 	}
-	if ip, err := ingressIP(getService(t, cs, ns, "web")); ip != "" || err != nil {
-		t.Errorf("Service web got the address %q (%v) though it asked for one outside the pool", ip, err)
+
+	for name, address := range map[string]string{"web": "198.51.100.7", "api": "198.51.100.8"} {
+		warning := waitForEvent(t, cs, ns, name, corev1.EventTypeWarning, "SyncLoadBalancerFailed")
+		if !strings.Contains(warning.Message, defaultPool) || !strings.Contains(warning.Message, address) {
+			t.Errorf("the Warning event on Service %s says %q; want it to name the address asked for, %s, and the pool %s", name, warning.Message, address, defaultPool)
+		}
+		if ip, err := ingressIP(getService(t, cs, ns, name)); ip != "" || err != nil {
+			t.Errorf("Service %s got the address %q (%v) though it asked for one outside the pool", name, ip, err)
+		}
 	}
 }
 

@@ -53,22 +53,32 @@ func (v nodeView) equal(o nodeView) bool {
 }
 
 // kwokNodes returns what the cloud-node controller could change on each of
-// kwok's Nodes, by name.
+// kwok's Nodes, by name, once kwok has made every one of them Ready with its
+// addresses (on a cluster started a moment ago it is still doing so).
 func kwokNodes(t *testing.T, cs kubernetes.Interface) map[string]nodeView {
 	t.Helper()
-	list, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	views := map[string]nodeView{}
-	for i := range list.Items {
-		if n := &list.Items[i]; n.Annotations[kwokAnnotation] == "fake" {
+	kittest.Eventually(t, deadline, "kwok's Nodes to be Ready, with their addresses", func(ctx context.Context) (bool, error) {
+		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		clear(views)
+		for i := range list.Items {
+			n := &list.Items[i]
+			if n.Annotations[kwokAnnotation] != "fake" {
+				continue
+			}
+			ready := slices.ContainsFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool {
+				return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
+			})
+			if !ready || len(n.Status.Addresses) == 0 {
+				return false, nil
+			}
 			views[n.Name] = viewOf(n)
 		}
-	}
-	if len(views) == 0 {
-		t.Fatalf("the cluster has no kwok Node (annotated %s: fake) to compare", kwokAnnotation)
-	}
+		return len(views) > 0, nil
+	})
 	return views
 }
 
