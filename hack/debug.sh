@@ -3,7 +3,7 @@
 # cluster, or one of the kit's own controllers, run under delve (bin/dlv, pinned
 # in hack/delve) on a loopback port, and back.
 #
-#   hack/debug.sh debug NAME       make debug WHAT=NAME [PORT=2345] [PKGS=...]
+#   hack/debug.sh debug NAME       make debug WHAT=NAME [PORT=...] [PKGS=...]
 #   hack/debug.sh undebug NAME     make undebug WHAT=NAME
 #   hack/debug.sh delve PORT BIN [ARG...]
 #                                  run BIN under delve (what the debug builds
@@ -11,6 +11,7 @@
 #                                  tiers' run targets call it
 #   hack/debug.sh smoke            make test's smoke: delve built, a debug build
 #                                  of a small program stopped at a breakpoint
+#   hack/debug.sh names            the names debug takes, their kind and port
 #
 # A component (kube-controller-manager, kube-scheduler) is swapped in the
 # running local cluster, through `kit-component use` as make kube-restart does:
@@ -42,9 +43,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # kit's controllers it runs in the foreground.
 COMPONENTS="kube-controller-manager kube-scheduler"
 TIERS="workqueue-example sample-controller kubebuilder-guestbook"
-PORT=${PORT:-2345}
+# PORT is delve's port on 127.0.0.1; each name has its own default (default_port),
+# so that several can be debugged at once and .vscode/launch.json knows each one's.
+PORT=${PORT:-}
 KUBE_SRC=${KUBE_SRC:-$KIT_OUT/kubernetes}
 DEBUG_DIR="$KIT_OUT/debug/$KIT_CLUSTER"
+# MODULE_ROOTS are the first elements of the module paths the components are
+# built from: -trimpath names their files ROOT/...@version/..., which the
+# substitute-path rules map to the module cache (.vscode/launch.json has the same).
+MODULE_ROOTS="k8s.io sigs.k8s.io github.com go.etcd.io go.opentelemetry.io golang.org google.golang.org gopkg.in cel.dev"
 DLV="$KIT_BIN/dlv"
 
 MAKE_PREFIX=""
@@ -59,6 +66,18 @@ die() {
 check_name() {
 	[ -n "${1:-}" ] || die "name what to debug: WHAT=kube-controller-manager (one of: $COMPONENTS $TIERS)"
 	case " $COMPONENTS $TIERS " in *" $1 "*) ;; *) die "WHAT=$1 is not one of: $COMPONENTS $TIERS" ;; esac
+}
+
+# default_port NAME prints delve's port for NAME when PORT is not set (the
+# ports .vscode/launch.json attaches to).
+default_port() {
+	case "$1" in
+	kube-controller-manager) echo 2345 ;;
+	kube-scheduler) echo 2346 ;;
+	workqueue-example) echo 2347 ;;
+	sample-controller) echo 2348 ;;
+	kubebuilder-guestbook) echo 2349 ;;
+	esac
 }
 
 is_tier() { case " $TIERS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -82,7 +101,7 @@ require_port_free() {
 			who="delve of $(basename "$f" .env) in the cluster $(basename "$(dirname "$f")")"
 		fi
 	done
-	die "port 127.0.0.1:$PORT is in use${who:+ (by $who)}; choose another: ${MAKE_PREFIX}make debug WHAT=$NAME PORT=$((PORT + 1))"
+	die "port 127.0.0.1:$PORT is in use${who:+ (by $who)}; choose another, such as: ${MAKE_PREFIX}make debug WHAT=$NAME PORT=$((PORT + 10)) (and attach to that port)"
 }
 
 # state_get FILE KEY prints KEY's value from a state file.
@@ -187,9 +206,8 @@ attach_help() {
 	{
 		echo "# Written by hack/debug.sh: dlv connect 127.0.0.1:$PORT --init $init"
 		echo "config substitute-path k8s.io/kubernetes@$KUBE_VERSION $src"
-		echo "config substitute-path k8s.io/ $modcache/k8s.io/"
-		echo "config substitute-path sigs.k8s.io/ $modcache/sigs.k8s.io/"
-		echo "config substitute-path github.com/ $modcache/github.com/"
+		local root
+		for root in $MODULE_ROOTS; do echo "config substitute-path $root/ $modcache/$root/"; done
 	} >"$init"
 	cat <<EOF
     attach with the debugger's own client:  $DLV connect 127.0.0.1:$PORT --init ${init#"$KIT_ROOT"/}
@@ -260,7 +278,7 @@ EOF
 	attach_help "$name" "$src"
 }
 
-# tier_binary TIER prints the tier's main package and its binary's name.
+# tier_main TIER prints the tier's main package and its binary's name.
 tier_main() {
 	case "$1" in
 	workqueue-example) echo ". workqueue-example" ;;
@@ -279,8 +297,17 @@ cmd_debug_tier() {
 	require_port_free
 	"$KIT_ROOT/hack/build-bins.sh" dlv
 	mkdir -p "$KIT_OUT/debug/bin"
-	kit_log "building $tier with optimisation off (-gcflags=all=-N -l) into ${binary#"$KIT_ROOT"/}"
-	(cd "$KIT_ROOT/$tier" && go build -gcflags='all=-N -l' -o "$binary" "$pkg")
+	local start=$SECONDS
+	kit_log "building $tier with optimisation off everywhere (-gcflags=all=-N -l) into ${binary#"$KIT_ROOT"/}"
+	(
+		while sleep 20; do kit_log "   ... still building $tier (the first time recompiles client-go and every other package it imports)"; done
+	) &
+	local ticker=$! rc=0
+	(cd "$KIT_ROOT/$tier" && go build -gcflags='all=-N -l' -o "$binary" "$pkg") || rc=$?
+	kill "$ticker" 2>/dev/null || true
+	wait "$ticker" 2>/dev/null || true
+	[ $rc -eq 0 ] || die "the debug build of $tier failed (the Go error is above)"
+	kit_log "built $tier for the debugger in $((SECONDS - start)) s"
 	{
 		echo "PORT=$PORT"
 		echo "BINARY=$binary"
@@ -306,6 +333,7 @@ EOF
 cmd_debug() {
 	NAME=${1:-}
 	check_name "$NAME"
+	PORT=${PORT:-$(default_port "$NAME")}
 	check_port
 	if is_tier "$NAME"; then cmd_debug_tier "$NAME"; else cmd_debug_component "$NAME"; fi
 }
@@ -349,8 +377,16 @@ cmd_undebug() {
 cmd_smoke() {
 	"$KIT_ROOT/hack/build-bins.sh" dlv
 	cd "$KIT_ROOT/hack/lesson4"
-	go test -count=1 -run '^TestSmoke' ./debugger/
-	echo "debug smoke: delve built; a debug build stopped at a breakpoint and ended with its delve"
+	go test -count=1 ./debugger/
+	echo "debug smoke: delve built; a debug build stopped at a breakpoint and ended with its delve; .vscode/launch.json attaches to every make debug target"
+}
+
+# cmd_names prints each name make debug takes, its kind (component or tier)
+# and its default port, one a line, for the check of .vscode/launch.json.
+cmd_names() {
+	local name
+	for name in $COMPONENTS; do echo "$name component $(default_port "$name")"; done
+	for name in $TIERS; do echo "$name tier $(default_port "$name")"; done
 }
 
 main() {
@@ -361,7 +397,8 @@ main() {
 	undebug) cmd_undebug "$@" ;;
 	delve) cmd_delve "$@" ;;
 	smoke) cmd_smoke ;;
-	*) die "unknown command '$cmd' (debug, undebug, delve, smoke)" ;;
+	names) cmd_names ;;
+	*) die "unknown command '$cmd' (debug, undebug, delve, smoke, names)" ;;
 	esac
 }
 
