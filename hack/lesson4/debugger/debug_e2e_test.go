@@ -138,6 +138,9 @@ func TestDebuggerStopsTheDeploymentControllerAtItsSyncFunction(t *testing.T) {
 		}
 	})
 
+	// The namespace first: its ServiceAccount comes from this controller manager,
+	// which cannot make it while halted.
+	namespace := kittest.Namespace(t, cs, "debug-deployment")
 	d, err := dialDelve("127.0.0.1:" + port)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +148,6 @@ func TestDebuggerStopsTheDeploymentControllerAtItsSyncFunction(t *testing.T) {
 	if err := d.halt(); err != nil {
 		t.Fatal(err)
 	}
-	namespace := kittest.Namespace(t, cs, "debug-deployment")
 	const name = "dbg"
 	key := namespace + "/" + name
 	bp, err := d.breakAt(syncDeployment, fmt.Sprintf("key == %q", key))
@@ -243,6 +245,7 @@ func TestDebuggerStopsTheFooReconciler(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	namespace := kittest.Namespace(t, cs, "debug-foo")
 	d, err := dialDelve("127.0.0.1:" + port)
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +253,6 @@ func TestDebuggerStopsTheFooReconciler(t *testing.T) {
 	if err := d.halt(); err != nil {
 		t.Fatal(err)
 	}
-	namespace := kittest.Namespace(t, cs, "debug-foo")
 	foo := kittest.NewFoo(namespace, 1, 1)
 	bp, err := d.breakAt(fooReconcile, fmt.Sprintf("key.Namespace == %q && key.Name == %q", namespace, foo.GetName()))
 	if err != nil {

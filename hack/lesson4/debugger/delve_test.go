@@ -85,12 +85,54 @@ func dialDelve(addr string) (*delve, error) {
 	return &delve{addr: addr, client: jsonrpc.NewClient(conn)}, nil
 }
 
+// callTimeout bounds each call but continue: delve answers at once, unless it
+// waits for the program to stop (a breakpoint set while the program runs).
+const callTimeout = time.Minute
+
+// call calls delve's method with in and reads the answer into out, failing
+// when delve does not answer within timeout.
+func (d *delve) call(method string, in, out any, timeout time.Duration) error {
+	c := d.client.Go("RPCServer."+method, in, out, make(chan *rpc.Call, 1))
+	select {
+	case <-c.Done:
+		return c.Error
+	case <-time.After(timeout):
+		return fmt.Errorf("delve did not answer %s within %s", method, timeout)
+	}
+}
+
+// waitRunning waits until the program runs: delve starts it stopped and its
+// --continue starts it from a client of its own just after delve listens. A
+// halt sent before that would find nothing to stop, and the program would then
+// run on with this client waiting.
+func (d *delve) waitRunning(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var out struct{ State *debuggerState }
+		if err := d.call("State", map[string]any{"NonBlocking": true}, &out, callTimeout); err != nil {
+			return err
+		}
+		if out.State != nil && out.State.Running {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the program under delve at %s is not running after %s", d.addr, timeout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // command sends one of delve's commands (halt, continue, next, ...) and
 // returns the state it leaves the program in; continue returns only when the
 // program stops again.
 func (d *delve) command(name string) (debuggerState, error) {
 	var out struct{ State debuggerState }
-	err := d.client.Call("RPCServer.Command", map[string]any{"name": name}, &out)
+	timeout := callTimeout
+	if name == "continue" {
+		// The callers bound continue themselves (waitForBreakpoint).
+		timeout = 24 * time.Hour
+	}
+	err := d.call("Command", map[string]any{"name": name}, &out, timeout)
 	if err != nil {
 		return out.State, fmt.Errorf("delve %s: %w", name, err)
 	}
@@ -100,6 +142,9 @@ func (d *delve) command(name string) (debuggerState, error) {
 // halt stops the running program, so that breakpoints can be set: delve
 // changes them only while it is stopped.
 func (d *delve) halt() error {
+	if err := d.waitRunning(callTimeout); err != nil {
+		return err
+	}
 	_, err := d.command("halt")
 	return err
 }
@@ -109,7 +154,7 @@ func (d *delve) halt() error {
 func (d *delve) breakAt(location, cond string) (breakpoint, error) {
 	var out struct{ Breakpoint breakpoint }
 	in := map[string]any{"Breakpoint": breakpoint{Cond: cond}, "LocExpr": location}
-	if err := d.client.Call("RPCServer.CreateBreakpoint", in, &out); err != nil {
+	if err := d.call("CreateBreakpoint", in, &out, callTimeout); err != nil {
 		return out.Breakpoint, fmt.Errorf("setting a breakpoint at %s: %w", location, err)
 	}
 	return out.Breakpoint, nil
@@ -118,7 +163,7 @@ func (d *delve) breakAt(location, cond string) (breakpoint, error) {
 // clear removes a breakpoint.
 func (d *delve) clear(id int) error {
 	var out struct{}
-	if err := d.client.Call("RPCServer.ClearBreakpoint", map[string]any{"Id": id}, &out); err != nil {
+	if err := d.call("ClearBreakpoint", map[string]any{"Id": id}, &out, callTimeout); err != nil {
 		return fmt.Errorf("clearing breakpoint %d: %w", id, err)
 	}
 	return nil
@@ -160,7 +205,7 @@ func waitForBreakpoint(t *testing.T, d *delve, stopped <-chan result, bp breakpo
 		return r.state
 	case <-time.After(timeout):
 		// Stop the pending continue, so that the test's clean-up finds delve answering.
-		_ = d.halt()
+		_, _ = d.command("halt")
 		t.Fatalf("the breakpoint at %s (condition %s) was never hit within %s", bp.FunctionName, bp.Cond, timeout)
 	}
 	return debuggerState{}
@@ -169,7 +214,7 @@ func waitForBreakpoint(t *testing.T, d *delve, stopped <-chan result, bp breakpo
 // stack returns the function names of goroutine gid's innermost depth frames.
 func (d *delve) stack(gid int64, depth int) ([]string, error) {
 	var out struct{ Locations []stackframe }
-	if err := d.client.Call("RPCServer.Stacktrace", map[string]any{"Id": gid, "Depth": depth}, &out); err != nil {
+	if err := d.call("Stacktrace", map[string]any{"Id": gid, "Depth": depth}, &out, callTimeout); err != nil {
 		return nil, fmt.Errorf("reading goroutine %d's stack: %w", gid, err)
 	}
 	names := make([]string, 0, len(out.Locations))
@@ -191,7 +236,7 @@ func (d *delve) eval(gid int64, expr string) (variable, error) {
 		"Expr":  expr,
 		"Cfg":   loadConfig{FollowPointers: true, MaxVariableRecurse: 1, MaxStringLen: 256, MaxArrayValues: 16, MaxStructFields: -1},
 	}
-	if err := d.client.Call("RPCServer.Eval", in, &out); err != nil {
+	if err := d.call("Eval", in, &out, callTimeout); err != nil {
 		return variable{}, fmt.Errorf("evaluating %s: %w", expr, err)
 	}
 	if out.Variable == nil {
