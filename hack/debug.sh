@@ -316,7 +316,7 @@ cmd_debug_tier() {
 	# A controller paused at a breakpoint cannot renew its Lease.
 	[ "$tier" = workqueue-example ] || args="$args --leader-elect=false"
 	cat <<EOF
->> $tier runs under delve on 127.0.0.1:$PORT, the way make run runs it; once it prints "delve listening at 127.0.0.1:$PORT":
+>> $tier runs under delve on 127.0.0.1:$PORT, the way make run runs it; attach once delve says it listens:
     attach with the debugger's own client:  $DLV connect 127.0.0.1:$PORT  (leave with quit -c: the controller runs on)
     VS Code: Run and Debug, "attach: $tier" (.vscode/launch.json; port $PORT)
     GoLand: Run | Edit Configurations | + | Go Remote, host 127.0.0.1, port $PORT
