@@ -26,7 +26,9 @@
 #
 # A tier's controller (workqueue-example, sample-controller,
 # kubebuilder-guestbook) runs in the foreground, the way its make run runs it,
-# built with optimisation off everywhere (-gcflags=all=-N -l: a small program).
+# built with optimisation off everywhere (-gcflags=all=-N -l: the first build
+# recompiles client-go and all else it imports, minutes on 2 cores; later ones
+# come from the build cache), on whatever cluster its run target uses.
 #
 # delve does not kill the process it debugs when it dies, and kwokctl stops a
 # component with SIGKILL to the pid it started (delve's). So `delve` leaves a
@@ -35,7 +37,8 @@
 #
 # State: $KIT_OUT/debug/<cluster>/<name>.env (PORT, BINARY the debug build,
 # PREVIOUS the binary the component ran before, SOURCE copy or module, WRAPPER),
-# written by debug and removed by undebug; lesson 4's debugger test reads it.
+# written by debug and removed by undebug; $KIT_OUT/debug/<tier>.env (PORT,
+# BINARY) for a tier's controller while it runs. Lesson 4's debugger test reads them.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
