@@ -13,13 +13,12 @@ cd "$KIT_ROOT"
 
 export KIT_CLUSTER=controller-kit-debug
 source hack/lib.sh # the kubeconfig path of that cluster
-trap 'hack/cluster/local-down.sh >/dev/null 2>&1 || true' EXIT
+trap '"$KIT_ROOT/hack/cluster/local-down.sh" >/dev/null 2>&1 || true' EXIT
 hack/build-bins.sh cluster dlv
 hack/cluster/local-down.sh >/dev/null
 kit_log "starting a fresh local cluster '$KIT_CLUSTER'"
 hack/cluster/local-up.sh >"$KIT_OUT/local-up-$KIT_CLUSTER.log" 2>&1 ||
 	{ cat "$KIT_OUT/local-up-$KIT_CLUSTER.log"; exit 1; }
 kit_log "lesson 4's debugger test (the first debug builds take minutes; go test -v shows each step)"
-cd hack/lesson4
-KUBECONFIG="$KIT_KUBECONFIG" go test -tags e2e -count=1 -timeout 30m -v ./debugger/
+(cd hack/lesson4 && KUBECONFIG="$KIT_KUBECONFIG" go test -tags e2e -count=1 -timeout 30m -v ./debugger/)
 kit_log "lesson 4's debugger test: passed"
