@@ -138,8 +138,12 @@ check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCI
 
 ##@ Kubernetes itself (lesson 4)
 
-##% WHAT kube-build, kube-restart: a control-plane binary (kube-apiserver, kube-controller-manager, kube-scheduler; kube-build also kubectl; unset: all four); kube-test, kube-test-integration: packages of the Kubernetes source, written from its root (./pkg/controller/deployment/...)
+##% WHAT kube-build, kube-restart: a control-plane binary (kube-apiserver, kube-controller-manager, kube-scheduler; kube-build also kubectl; unset: all four); kube-test, kube-test-integration: packages of the Kubernetes source, written from its root (./pkg/controller/deployment/...); debug, undebug: kube-controller-manager, kube-scheduler, workqueue-example, sample-controller or kubebuilder-guestbook
 WHAT ?=
+##% PORT debug: delve's port on 127.0.0.1 (default: kube-controller-manager 2345, kube-scheduler 2346, workqueue-example 2347, sample-controller 2348, kubebuilder-guestbook 2349, the ports .vscode/launch.json attaches to)
+PORT ?=
+##% PKGS debug: the packages a component's debug build compiles with optimisation off, from the source's root or as import paths (default: its controllers, ./pkg/controller/... or ./pkg/scheduler/...)
+PKGS ?=
 ##% PINNED kube-restart: PINNED=1 runs the pinned binary (bin/) again instead of the copy's build
 PINNED ?=
 ##% FORCE kube-src-reset: FORCE=1 throws away the copy's changes without asking
@@ -170,6 +174,18 @@ kube-test: ## Upstream's own unit tests of WHAT=./pkg/... from the copy (or the 
 .PHONY: kube-test-integration
 kube-test-integration: ## Upstream's integration tests of WHAT=./test/integration/... with the kit's etcd (not in make test).
 	@hack/kube-src.sh test-integration $(WHAT)
+
+.PHONY: debug
+debug: ## Run WHAT=kube-controller-manager or kube-scheduler of the local cluster under delve on 127.0.0.1 (PORT=), or WHAT=sample-controller (or another tier's controller) under delve in the foreground; prints how to attach.
+	@PORT='$(PORT)' PKGS='$(PKGS)' hack/debug.sh debug $(WHAT)
+
+.PHONY: undebug
+undebug: ## Put WHAT back on the binary it ran before make debug (pinned or your kube-build), leader election on, no delve left.
+	@hack/debug.sh undebug $(WHAT)
+
+.PHONY: test-debug
+test-debug: ## Lesson 4's debugger test on a fresh local cluster of its own: breakpoints in the Deployment controller and in lesson 2's FooReconciler, driven over delve's JSON-RPC API.
+	@hack/test-debug.sh
 
 .PHONY: test-lesson4
 test-lesson4: ## Lesson 4's checks both ways on a fresh local cluster of their own: a fresh copy fails them, the solution (rebuilt and restarted) passes them.

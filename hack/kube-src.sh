@@ -9,7 +9,10 @@
 #   hack/kube-src.sh restart NAME       make kube-restart WHAT=NAME: run the copy's build in the local cluster
 #   hack/kube-src.sh pinned NAME        make kube-restart WHAT=NAME PINNED=1: back to bin/'s build
 #   hack/kube-src.sh running NAME       print the binary the local cluster's NAME runs
-#   hack/kube-src.sh use NAME BINARY    run BINARY as the local cluster's NAME (lesson 4's checks)
+#   hack/kube-src.sh use NAME BINARY    run BINARY as the local cluster's NAME (lesson 4's checks, make undebug)
+#   hack/kube-src.sh debug-build NAME OUT PKG...
+#                                       make debug's build of NAME (hack/debug.sh): from the copy, else the
+#                                       pinned module; DWARF kept, optimisation off for the packages PKG...
 #   hack/kube-src.sh smoke              make test's smoke: a copy in a temporary folder, one package's tests found there
 #   hack/kube-src.sh test PKG...        make kube-test WHAT=PKG: upstream's unit tests
 #   hack/kube-src.sh test-integration PKG...  make kube-test-integration WHAT=PKG
@@ -266,6 +269,69 @@ cmd_use() {
 	swap "$1" "$2"
 }
 
+# pinned_ldflags prints the -X flags bin/'s builds have (hack/build-bins.sh):
+# the pinned version, a clean tree.
+pinned_ldflags() {
+	local v flags=""
+	for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		flags+=" -X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$KUBE_MINOR -X $v.gitTreeState=clean"
+	done
+	echo "$flags"
+}
+
+# debug_patterns PATTERN... prints each package pattern as an import path: from
+# the source's root (./pkg/controller/deployment/...) or an import path of any
+# module the component is built from (k8s.io/client-go/tools/cache).
+debug_patterns() {
+	local p
+	for p in "$@"; do
+		case "$p" in
+		./*) echo "k8s.io/kubernetes/${p#./}" ;;
+		pkg/* | cmd/* | plugin/* | staging/*) echo "k8s.io/kubernetes/$p" ;;
+		*.*/*) echo "$p" ;;
+		*) die "PKGS=$p is not a package pattern; write it as from the Kubernetes source's root (./pkg/controller/deployment/...) or as an import path (k8s.io/client-go/tools/cache)" ;;
+		esac
+	done
+}
+
+# cmd_debug_build NAME OUT PATTERN... builds NAME for a debugger into OUT: bin/'s
+# flags without -s -w (they strip the DWARF a debugger reads), -trimpath kept
+# (so every package it leaves optimised comes from the build cache), and
+# optimisation and inlining off (-N -l) for the packages PATTERN... match, so
+# their variables and lines are all there. From the copy when there is one
+# (its version says +kube-src), else from the pinned module.
+cmd_debug_build() {
+	[ $# -ge 3 ] || die "debug-build NAME OUT PKG..."
+	local name=$1 out=$2
+	shift 2
+	check_names "$RESTARTABLE" "$name"
+	local patterns gcflags=() p modflag=() ldflags from
+	patterns=$(debug_patterns "$@") || exit 2
+	for p in $patterns; do gcflags+=("-gcflags=$p=-N -l"); done
+	if [ -d "$KUBE_SRC/.git" ]; then
+		require_copy
+		write_modfile
+		modflag=(-modfile="$KUBE_BUILD/kube.mod")
+		ldflags=$(version_ldflags)
+		from="your copy $KUBE_SRC"
+	else
+		ldflags=$(pinned_ldflags)
+		from="the pinned module (no copy: make kube-src makes one)"
+	fi
+	local start=$SECONDS
+	kit_log "building $name for the debugger from $from, optimisation off in:" $patterns
+	(
+		while sleep 20; do kit_log "   ... still building $name (the first debug build recompiles those packages and links without -s -w)"; done
+	) &
+	local ticker=$! rc=0
+	(cd "$CONTROLPLANE" && GOWORK=off go build "${modflag[@]}" -trimpath "${gcflags[@]}" \
+		-ldflags "$ldflags" -o "$out" "k8s.io/kubernetes/cmd/$name") || rc=$?
+	kill "$ticker" 2>/dev/null || true
+	wait "$ticker" 2>/dev/null || true
+	[ $rc -eq 0 ] || { echo "kube-src: the debug build of $name failed (the Go error is above); the cluster keeps what it runs" >&2; exit 1; }
+	kit_log "built $name for the debugger in $((SECONDS - start)) s"
+}
+
 # packages PATTERN... prints the import paths of package patterns given relative
 # to the copy (./pkg/controller/deployment/...) or as import paths.
 packages() {
@@ -379,10 +445,11 @@ main() {
 	pinned) cmd_pinned "$@" ;;
 	running) cmd_running "$@" ;;
 	use) cmd_use "$@" ;;
+	debug-build) cmd_debug_build "$@" ;;
 	smoke) cmd_smoke ;;
 	test) cmd_test "$@" ;;
 	test-integration) cmd_test_integration "$@" ;;
-	*) die "unknown command '$cmd' (src, reset, build, restart, pinned, running, use, smoke, test, test-integration)" ;;
+	*) die "unknown command '$cmd' (src, reset, build, restart, pinned, running, use, debug-build, smoke, test, test-integration)" ;;
 	esac
 }
 

@@ -28,10 +28,12 @@
 #     API server outage and the shipped manifests run in make test-reliability only,
 #     to keep make test within its time.
 #
-# Last, once the clusters are gone, lesson 4's smoke (hack/kube-src.sh smoke: a
+# Last, once the clusters are gone, lesson 4's smokes: hack/kube-src.sh smoke (a
 # copy of the Kubernetes source made, a package's tests found in it; make
-# test-lesson4 runs its checks): seconds on its own, but its 9,000 files slowed
-# the e2e suites' clusters down when it ran beside them.
+# test-lesson4 runs its checks), seconds on its own, but its 9,000 files slowed
+# the e2e suites' clusters down when it ran beside them; and hack/debug.sh smoke
+# (delve built on first use, a small debug build stopped at a breakpoint and gone
+# with its delve; make test-debug runs the debugger test on a cluster).
 #
 # The controllers and test suites are built once into _output/e2e-bin and reused
 # while their sources do not change (kittest.CachedBinary), so a second make test
@@ -164,6 +166,7 @@ jobs_pids=()
 trap - EXIT
 hack/cluster/local-down.sh
 KIT_CLUSTER=$CHECKS_CLUSTER hack/cluster/local-down.sh
-kit_log "lesson 4 smoke (a copy of the Kubernetes source)"
+kit_log "lesson 4 smoke (a copy of the Kubernetes source; a small debug build stopped at a breakpoint under delve)"
 hack/kube-src.sh smoke
+hack/debug.sh smoke
 step "all tests passed"

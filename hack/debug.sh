@@ -1,0 +1,408 @@
+#!/usr/bin/env bash
+# debug.sh is the body of lesson 4's debugger targets: a component of the local
+# cluster, or one of the kit's own controllers, run under delve (bin/dlv, pinned
+# in hack/delve) on a loopback port, and back.
+#
+#   hack/debug.sh debug NAME       make debug WHAT=NAME [PORT=...] [PKGS=...]
+#   hack/debug.sh undebug NAME     make undebug WHAT=NAME
+#   hack/debug.sh delve PORT BIN [ARG...]
+#                                  run BIN under delve (what the debug builds
+#                                  run as); the component's wrapper and the
+#                                  tiers' run targets call it
+#   hack/debug.sh smoke            make test's smoke: delve built, a debug build
+#                                  of a small program stopped at a breakpoint
+#   hack/debug.sh names            the names debug takes, their kind and port
+#
+# A component (kube-controller-manager, kube-scheduler) is swapped in the
+# running local cluster, through `kit-component use` as make kube-restart does:
+# a debug build of it (bin/'s flags without -s -w, which strip the DWARF a
+# debugger reads, and optimisation off for the packages PKGS names) from the
+# learner's copy of the source (_output/kubernetes) when there is one, else
+# from the pinned module, run by a wrapper script that kwokctl starts in the
+# component's place. The wrapper runs delve with --headless --accept-multiclient
+# --continue, so the component keeps serving while nobody is attached and an
+# editor detaching never stops it, and adds --leader-elect=false: a component
+# paused at a breakpoint would lose its Lease and exit.
+#
+# A tier's controller (workqueue-example, sample-controller,
+# kubebuilder-guestbook) runs in the foreground, the way its make run runs it,
+# built with optimisation off everywhere (-gcflags=all=-N -l: the first build
+# recompiles client-go and all else it imports, minutes on 2 cores; later ones
+# come from the build cache), on whatever cluster its run target uses.
+#
+# delve does not kill the process it debugs when it dies, and kwokctl stops a
+# component with SIGKILL to the pid it started (delve's). So `delve` leaves a
+# watchdog beside delve that kills the debugged binary (found by its path,
+# which is this cluster's own) as soon as delve has gone, however it went.
+#
+# State: $KIT_OUT/debug/<cluster>/<name>.env (PORT, BINARY the debug build,
+# PREVIOUS the binary the component ran before, SOURCE copy or module, WRAPPER),
+# written by debug and removed by undebug; $KIT_OUT/debug/<tier>.env (PORT,
+# BINARY) for a tier's controller while it runs. Lesson 4's debugger test reads them.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# COMPONENTS are the local cluster's components make debug swaps; TIERS the
+# kit's controllers it runs in the foreground.
+COMPONENTS="kube-controller-manager kube-scheduler"
+TIERS="workqueue-example sample-controller kubebuilder-guestbook"
+# PORT is delve's port on 127.0.0.1; each name has its own default (default_port),
+# so that several can be debugged at once and .vscode/launch.json knows each one's.
+PORT=${PORT:-}
+KUBE_SRC=${KUBE_SRC:-$KIT_OUT/kubernetes}
+DEBUG_DIR="$KIT_OUT/debug/$KIT_CLUSTER"
+# MODULE_ROOTS are the first elements of the module paths the components are
+# built from: -trimpath names their files ROOT/...@version/..., which the
+# substitute-path rules map to the module cache (.vscode/launch.json has the same).
+MODULE_ROOTS="k8s.io sigs.k8s.io github.com go.etcd.io go.opentelemetry.io golang.org google.golang.org gopkg.in cel.dev"
+DLV="$KIT_BIN/dlv"
+
+MAKE_PREFIX=""
+[ "$KIT_CLUSTER" = controller-kit ] || MAKE_PREFIX="KIT_CLUSTER=$KIT_CLUSTER "
+
+die() {
+	echo "debug: $*" >&2
+	exit 2
+}
+
+# check_name NAME fails unless NAME is a component or a tier make debug knows.
+check_name() {
+	[ -n "${1:-}" ] || die "name what to debug: WHAT=kube-controller-manager (one of: $COMPONENTS $TIERS)"
+	case " $COMPONENTS $TIERS " in *" $1 "*) ;; *) die "WHAT=$1 is not one of: $COMPONENTS $TIERS" ;; esac
+}
+
+# default_port NAME prints delve's port for NAME when PORT is not set (the
+# ports .vscode/launch.json attaches to).
+default_port() {
+	case "$1" in
+	kube-controller-manager) echo 2345 ;;
+	kube-scheduler) echo 2346 ;;
+	workqueue-example) echo 2347 ;;
+	sample-controller) echo 2348 ;;
+	kubebuilder-guestbook) echo 2349 ;;
+	esac
+}
+
+is_tier() { case " $TIERS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+check_port() {
+	case "$PORT" in '' | *[!0-9]*) die "PORT=$PORT is not a port number; choose one such as PORT=2346" ;; esac
+	[ "$PORT" -ge 1024 ] && [ "$PORT" -le 65535 ] || die "PORT=$PORT is outside 1024-65535; choose one such as PORT=2346"
+}
+
+# listening PORT succeeds when something accepts connections on 127.0.0.1:PORT.
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# require_port_free fails when 127.0.0.1:PORT is taken, naming what holds it.
+require_port_free() {
+	listening "$PORT" || return 0
+	local who="" f
+	who=$(ss -ltnpH "sport = :$PORT" 2>/dev/null | grep -o 'users:(("[^"]*",pid=[0-9]*' | head -n1 | sed 's/users:(("\([^"]*\)",pid=\([0-9]*\)/\1, pid \2/') || true
+	for f in "$KIT_OUT"/debug/*/*.env; do
+		[ -f "$f" ] || continue
+		if [ "$(state_get "$f" PORT)" = "$PORT" ]; then
+			who="delve of $(basename "$f" .env) in the cluster $(basename "$(dirname "$f")")"
+		fi
+	done
+	die "port 127.0.0.1:$PORT is in use${who:+ (by $who)}; choose another, such as: ${MAKE_PREFIX}make debug WHAT=$NAME PORT=$((PORT + 10)) (and attach to that port)"
+}
+
+# state_get FILE KEY prints KEY's value from a state file.
+state_get() { sed -n "s/^$2=//p" "$1" | head -n1; }
+
+# pids_of BINARY prints the pids of every process running BINARY (its path as
+# /proc/PID/exe shows it, "(deleted)" when it was rebuilt meanwhile).
+pids_of() {
+	local exe p
+	for p in /proc/[0-9]*; do
+		exe=$(readlink "$p/exe" 2>/dev/null) || continue
+		[ "$exe" = "$1" ] || [ "$exe" = "$1 (deleted)" ] || continue
+		echo "${p#/proc/}"
+	done
+}
+
+# alive PID succeeds while PID runs (a zombie, dead but not yet reaped, does not).
+alive() {
+	local state
+	state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$state" ] && [ "$state" != Z ]
+}
+
+# kill_debuggee BINARY kills every process running BINARY and waits until they
+# are gone (delve's death does not end the process it debugged).
+kill_debuggee() {
+	local pids p i
+	pids=$(pids_of "$1")
+	[ -n "$pids" ] || return 0
+	for p in $pids; do kill -KILL "$p" 2>/dev/null || true; done
+	for i in $(seq 50); do
+		pids=""
+		for p in $(pids_of "$1"); do if alive "$p"; then pids+=" $p"; fi; done
+		[ -n "$pids" ] || return 0
+		sleep 0.2
+	done
+	die "could not kill$pids ($1)"
+}
+
+# watchdog DLV_PID BINARY PORT prints the listening line once delve answers,
+# then waits for delve to end and kills what it debugged. It ignores the
+# terminal's signals: Ctrl-C ends delve, which is when it has work to do.
+watchdog() {
+	local dlv=$1 binary=$2 port=$3
+	trap '' INT HUP TERM
+	exec </dev/null
+	while alive "$dlv" && ! listening "$port"; do sleep 0.2; done
+	if alive "$dlv"; then echo "delve listening at 127.0.0.1:$port"; fi
+	while alive "$dlv"; do sleep 1; done
+	kill_debuggee "$binary" 2>/dev/null || true
+}
+
+# cmd_delve PORT BINARY ARG... becomes delve running BINARY ARG... (the
+# process keeps its pid, the one kwokctl's pid file records). BINARY --version
+# runs BINARY itself: kit-component use checks a binary with it.
+cmd_delve() {
+	[ $# -ge 2 ] || die "delve PORT BINARY [ARG...]"
+	local port=$1 binary=$2
+	shift 2
+	if [ "${1:-}" = --version ]; then exec "$binary" "$@"; fi
+	watchdog $$ "$binary" "$port" &
+	# Standard input is not a terminal, so delve leaves the debugged process in
+	# the background: Ctrl-C reaches delve, which kills it, rather than the
+	# process alone, which would leave delve waiting with nothing to debug.
+	exec "$DLV" exec --headless --listen="127.0.0.1:$port" --accept-multiclient --continue \
+		--api-version=2 "$binary" -- "$@" </dev/null
+}
+
+# require_cluster fails unless the local cluster KIT_CLUSTER names is running.
+require_cluster() {
+	[ -f "$KIT_CLUSTER_INFO" ] && return 0
+	die "no local cluster called $KIT_CLUSTER is running ($KIT_CLUSTER_INFO is missing). Only the kit's local cluster runs components make debug can swap (${MAKE_PREFIX}make local-up starts it); on kind or a cluster of your own, debug the kit's controllers instead, which run on any cluster: make debug WHAT=sample-controller (or $(echo "$TIERS" | sed 's/ sample-controller//; s/ / or /'))"
+}
+
+# default_pkgs NAME prints the packages whose optimisation a debug build of
+# NAME turns off unless PKGS says otherwise: the controllers it runs.
+default_pkgs() {
+	case "$1" in
+	kube-controller-manager) echo ./pkg/controller/... ;;
+	kube-scheduler) echo ./pkg/scheduler/... ;;
+	esac
+}
+
+# source_dir prints where the debug build's Kubernetes sources are on this
+# machine: the learner's copy when there is one, else the module cache.
+source_dir() {
+	if [ -d "$KUBE_SRC/.git" ]; then
+		echo "$KUBE_SRC"
+	else
+		(cd "$KIT_ROOT/hack/controlplane" && GOWORK=off go list -m -f '{{.Dir}}' k8s.io/kubernetes)
+	fi
+}
+
+# attach_help NAME SOURCE prints how to attach to delve on PORT and writes the
+# substitute-path rules for `dlv connect --init` (the build's paths, which
+# -trimpath makes module@version/..., to this machine's folders).
+attach_help() {
+	local name=$1 src=$2 modcache init="$DEBUG_DIR/$1.dlv-init" KUBE_VERSION
+	modcache=$(go env GOMODCACHE)
+	KUBE_VERSION=$("$KIT_ROOT/hack/controlplane/kube-version.sh")
+	mkdir -p "$DEBUG_DIR"
+	{
+		echo "# Written by hack/debug.sh: dlv connect 127.0.0.1:$PORT --init $init"
+		echo "config substitute-path k8s.io/kubernetes@$KUBE_VERSION $src"
+		local root
+		for root in $MODULE_ROOTS; do echo "config substitute-path $root/ $modcache/$root/"; done
+	} >"$init"
+	cat <<EOF
+    attach with the debugger's own client:  $DLV connect 127.0.0.1:$PORT --init ${init#"$KIT_ROOT"/}
+      (then e.g.: break k8s.io/kubernetes/pkg/controller/deployment.(*DeploymentController).syncDeployment; condition 1 key == "default/NAME"; continue;
+       leave with quit -c, which lets $name run on: a plain quit asks to kill delve, and answered n leaves $name halted)
+    VS Code: Run and Debug, "attach: $name" (.vscode/launch.json; port $PORT)
+    GoLand: Run | Edit Configurations | + | Go Remote, host 127.0.0.1, port $PORT
+    sources: the binary names them k8s.io/kubernetes@$KUBE_VERSION/...; on this machine they are
+      k8s.io/kubernetes@$KUBE_VERSION -> $src
+      k8s.io/                 -> $modcache/k8s.io/ (client-go and the other staging modules)
+    leave the debugger: ${MAKE_PREFIX}make undebug WHAT=$name
+EOF
+	if [ "$modcache" != "$HOME/go/pkg/mod" ]; then
+		echo "    note: your module cache is not \$HOME/go/pkg/mod, which .vscode/launch.json assumes: change its substitutePath \"from\" to $modcache"
+	fi
+	if [ "$src" = "$KUBE_SRC" ]; then
+		echo "    note: built from your copy: in VS Code pick \"attach: $name (your copy, _output/kubernetes)\""
+	fi
+}
+
+cmd_debug_component() {
+	local name=$1 state="$DEBUG_DIR/$1.env" wrapper="$DEBUG_DIR/$1-under-dlv" binary="$DEBUG_DIR/$1"
+	require_cluster
+	"$KIT_ROOT/hack/build-bins.sh" kit-component >/dev/null
+	local running
+	running=$("$KIT_BIN/kit-component" --name "$KIT_CLUSTER" binary "$name")
+	if [ "$running" = "$wrapper" ]; then
+		local port="?"
+		[ -f "$state" ] && port=$(state_get "$state" PORT)
+		echo "debug: $name of the cluster $KIT_CLUSTER is already under the debugger: delve listening at 127.0.0.1:$port" >&2
+		echo "    attach: $DLV connect 127.0.0.1:$port --init ${DEBUG_DIR#"$KIT_ROOT"/}/$name.dlv-init (or your editor's attach configuration); leave it: ${MAKE_PREFIX}make undebug WHAT=$name" >&2
+		exit 2
+	fi
+	require_port_free
+	local start=$SECONDS
+	"$KIT_ROOT/hack/build-bins.sh" dlv
+	local pkgs=${PKGS:-$(default_pkgs "$name")} src
+	src=$(source_dir)
+	mkdir -p "$DEBUG_DIR"
+	# shellcheck disable=SC2086 # one package pattern per word
+	"$KIT_ROOT/hack/kube-src.sh" debug-build "$name" "$binary" $pkgs
+	# The wrapper kwokctl starts in the component's place, with the flags it
+	# gives the component and the one a paused component needs.
+	cat >"$wrapper.new" <<EOF
+#!/usr/bin/env bash
+# Written by hack/debug.sh (make debug WHAT=$name): the local cluster $KIT_CLUSTER
+# runs this in $name's place; make undebug WHAT=$name puts $running back.
+exec "$KIT_ROOT/hack/debug.sh" delve $PORT "$binary" "\$@" --leader-elect=false
+EOF
+	chmod +x "$wrapper.new"
+	mv "$wrapper.new" "$wrapper"
+	{
+		echo "PORT=$PORT"
+		echo "BINARY=$binary"
+		echo "PREVIOUS=$running"
+		echo "WRAPPER=$wrapper"
+		if [ "$src" = "$KUBE_SRC" ]; then echo "SOURCE=copy"; else echo "SOURCE=module"; fi
+	} >"$state"
+	kit_log "running $name under delve in the cluster $KIT_CLUSTER (leader election off while debugged)"
+	if ! "$KIT_BIN/kit-component" --name "$KIT_CLUSTER" use "$name" "$wrapper"; then
+		# kit-component has put the old binary back; no debuggee may outlive it.
+		kill_debuggee "$binary"
+		rm -f "$state"
+		die "$name did not become healthy under delve, so it runs $running again; read why in $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/$name.log"
+	fi
+	kit_log "$name answers its health checks under delve, $((SECONDS - start)) s after make debug started"
+	echo "delve listening at 127.0.0.1:$PORT"
+	attach_help "$name" "$src"
+}
+
+# tier_main TIER prints the tier's main package and its binary's name.
+tier_main() {
+	case "$1" in
+	workqueue-example) echo ". workqueue-example" ;;
+	sample-controller) echo ". sample-controller" ;;
+	kubebuilder-guestbook) echo "./cmd manager" ;;
+	esac
+}
+
+cmd_debug_tier() {
+	local tier=$1 pkg bin binary state="$KIT_OUT/debug/$1.env"
+	read -r pkg bin < <(tier_main "$tier")
+	binary="$KIT_OUT/debug/bin/$bin"
+	if [ -f "$state" ] && [ -n "$(pids_of "$binary")" ]; then
+		die "$tier is already under the debugger: delve listening at 127.0.0.1:$(state_get "$state" PORT) (in the terminal that ran make debug WHAT=$tier; Ctrl-C there ends it)"
+	fi
+	require_port_free
+	"$KIT_ROOT/hack/build-bins.sh" dlv
+	mkdir -p "$KIT_OUT/debug/bin"
+	local start=$SECONDS
+	kit_log "building $tier with optimisation off everywhere (-gcflags=all=-N -l) into ${binary#"$KIT_ROOT"/}"
+	(
+		while sleep 20; do kit_log "   ... still building $tier (the first time recompiles client-go and every other package it imports)"; done
+	) &
+	local ticker=$! rc=0
+	(cd "$KIT_ROOT/$tier" && go build -gcflags='all=-N -l' -o "$binary" "$pkg") || rc=$?
+	kill "$ticker" 2>/dev/null || true
+	wait "$ticker" 2>/dev/null || true
+	[ $rc -eq 0 ] || die "the debug build of $tier failed (the Go error is above)"
+	kit_log "built $tier for the debugger in $((SECONDS - start)) s"
+	{
+		echo "PORT=$PORT"
+		echo "BINARY=$binary"
+	} >"$state"
+	local args=${ARGS:-}
+	# A controller paused at a breakpoint cannot renew its Lease.
+	[ "$tier" = workqueue-example ] || args="$args --leader-elect=false"
+	cat <<EOF
+>> $tier runs under delve on 127.0.0.1:$PORT, the way make run runs it; attach once delve says it listens:
+    attach with the debugger's own client:  $DLV connect 127.0.0.1:$PORT  (leave with quit -c: the controller runs on)
+    VS Code: Run and Debug, "attach: $tier" (.vscode/launch.json; port $PORT)
+    GoLand: Run | Edit Configurations | + | Go Remote, host 127.0.0.1, port $PORT
+    Ctrl-C here ends the controller and delve
+EOF
+	local rc=0
+	make --no-print-directory -C "$KIT_ROOT/$tier" run \
+		CONTROLLER="$KIT_ROOT/hack/debug.sh delve $PORT $binary" ARGS="$args" || rc=$?
+	kill_debuggee "$binary"
+	rm -f "$state"
+	return $rc
+}
+
+cmd_debug() {
+	NAME=${1:-}
+	check_name "$NAME"
+	PORT=${PORT:-$(default_port "$NAME")}
+	check_port
+	if is_tier "$NAME"; then cmd_debug_tier "$NAME"; else cmd_debug_component "$NAME"; fi
+}
+
+cmd_undebug() {
+	local name=${1:-}
+	check_name "$name"
+	if is_tier "$name"; then
+		local bin
+		read -r _ bin < <(tier_main "$name")
+		kill_debuggee "$KIT_OUT/debug/bin/$bin"
+		rm -f "$KIT_OUT/debug/$name.env"
+		kit_log "$name: no debug build of it runs any more"
+		return
+	fi
+	require_cluster
+	"$KIT_ROOT/hack/build-bins.sh" kit-component >/dev/null
+	local state="$DEBUG_DIR/$name.env" wrapper="$DEBUG_DIR/$name-under-dlv" binary="$DEBUG_DIR/$name" running previous=""
+	running=$("$KIT_BIN/kit-component" --name "$KIT_CLUSTER" binary "$name")
+	if [ "$running" != "$wrapper" ]; then
+		kill_debuggee "$binary"
+		rm -f "$state"
+		kit_log "$name is not under the debugger (it runs $running); nothing to do"
+		return
+	fi
+	[ -f "$state" ] && previous=$(state_get "$state" PREVIOUS)
+	if [ -z "$previous" ] || [ ! -x "$previous" ] || [ "$previous" = "$wrapper" ]; then previous="$KIT_BIN/$name"; fi
+	local start=$SECONDS
+	kit_log "stopping delve and the debugged $name"
+	"$KIT_BIN/kit-component" --name "$KIT_CLUSTER" stop "$name" >/dev/null
+	kill_debuggee "$binary"
+	"$KIT_ROOT/hack/kube-src.sh" use "$name" "$previous"
+	rm -f "$state"
+	kit_log "$name runs $previous again, with leader election ($((SECONDS - start)) s)"
+}
+
+# cmd_smoke is make test's part of the debugger: delve built, and lesson 4's
+# debugger test's smoke (a small program built for debugging, run through
+# `delve` here, stopped at a breakpoint over delve's JSON-RPC API, its delve
+# killed and the program found gone). Seconds, no cluster.
+cmd_smoke() {
+	"$KIT_ROOT/hack/build-bins.sh" dlv
+	cd "$KIT_ROOT/hack/lesson4"
+	go test -count=1 ./debugger/
+	echo "debug smoke: delve built; a debug build stopped at a breakpoint and ended with its delve; .vscode/launch.json attaches to every make debug target"
+}
+
+# cmd_names prints each name make debug takes, its kind (component or tier)
+# and its default port, one a line, for the check of .vscode/launch.json.
+cmd_names() {
+	local name
+	for name in $COMPONENTS; do echo "$name component $(default_port "$name")"; done
+	for name in $TIERS; do echo "$name tier $(default_port "$name")"; done
+}
+
+main() {
+	local cmd=${1:-}
+	shift || true
+	case "$cmd" in
+	debug) cmd_debug "$@" ;;
+	undebug) cmd_undebug "$@" ;;
+	delve) cmd_delve "$@" ;;
+	smoke) cmd_smoke ;;
+	names) cmd_names ;;
+	*) die "unknown command '$cmd' (debug, undebug, delve, smoke, names)" ;;
+	esac
+}
+
+main "$@"
