@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"go/format"
 	"io"
 	"io/fs"
 	"os"
@@ -197,12 +198,19 @@ func copyTier(n Names, tier, proj string) error {
 		if err != nil {
 			return err
 		}
-		switch rel {
-		case "go.sum":
+		switch {
+		case rel == "go.sum":
 			// Checksums are no names: a hash may hold "foo" by chance.
-		case "go.mod":
+		case rel == "go.mod":
 			// Only the module's own path; a requirement's path is someone else's.
 			text = strings.Replace(text, "module "+tierModule+"\n", "module "+n.Module+"\n", 1)
+		case path.Ext(rel) == ".go":
+			// A renamed identifier of another length moves gofmt's alignment.
+			formatted, err := format.Source([]byte(n.Rewrite(text)))
+			if err != nil {
+				return fmt.Errorf("%s after the rename: %w", rel, err)
+			}
+			text = string(formatted)
 		default:
 			text = n.Rewrite(text)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -149,6 +150,9 @@ func TestEveryTierNameIsRewritten(t *testing.T) {
 			t.Errorf("the project has no %s", want)
 		}
 	}
+	if out, err := exec.Command("gofmt", "-l", proj).CombinedOutput(); err != nil || len(out) > 0 {
+		t.Errorf("gofmt -l lists files of the project (the rename moved their alignment): %v\n%s", err, out)
+	}
 	err = filepath.WalkDir(proj, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || d.Name() == "go.sum" {
 			return err
@@ -172,7 +176,7 @@ func TestEveryTierNameIsRewritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	for file, want := range map[string]string{
-		"main.go":                       `webAppClient versioned.Interface`,
+		"main.go":                       `sections.FlagSet("WebApp controller")`,
 		"pkg/apis/web/v1beta1/types.go": "+kubebuilder:resource:path=webapps,singular=webapp",
 		"pkg/controller/controller.go":  `const ControllerName = "web-app-controller"`,
 		"config/rbac/role.yaml":         `resources: ["webapps/status"]`,

@@ -107,6 +107,11 @@ var sampleEdits = []edit{
 	{"main.go",
 		"reference (the kit's) or stub",
 		"reference (the one this project was made with) or stub"},
+	// cliflag capitalises only the first letter of a section's name: the kind's
+	// own spelling keeps a kind of two words (WebApp) readable.
+	{"main.go",
+		`sections.FlagSet("foo controller")`,
+		`sections.FlagSet("Foo controller")`},
 	{"main_test.go",
 		`"make run-sample"`,
 		`"make install"`},
