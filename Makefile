@@ -195,6 +195,32 @@ test-lesson4: ## Lesson 4's checks both ways on a fresh local cluster of their o
 test-lesson5: ## Lesson 5's e2e suite with the reference, the checks against the stub and the nodes exercise's solution, on a fresh local cluster of their own.
 	@hack/test-lesson.sh 5
 
+##@ Your own controller
+
+##% FROM new-controller: the tier to start from, sample-controller (kubebuilder-guestbook: not yet)
+FROM ?=
+##% DIR new-controller: the new project's folder, new or empty: outside the kit (DIR=../bar-controller), or at its top level (then added to go.work)
+DIR ?=
+##% MODULE new-controller: the new project's Go module path, such as example.com/bar-controller
+MODULE ?=
+##% GROUP new-controller: the API group of the new kind, a domain of your own, such as bar.example.com
+GROUP ?=
+##% KIND new-controller: the new kind, CamelCase, such as Bar
+KIND ?=
+##% VERSION new-controller: the API version (default v1alpha1)
+VERSION ?= v1alpha1
+##% NAME new-controller: the controller's name: binary, ServiceAccount, namespace NAME-system, Lease, field manager (default: the kind in lowercase words joined by -, then -controller: KIND=WebApp gives web-app-controller)
+NAME ?=
+
+.PHONY: new-controller
+new-controller: ## A controller project of your own from a tier: make new-controller FROM=sample-controller DIR=../bar-controller MODULE=example.com/bar-controller GROUP=bar.example.com KIND=Bar (docs/new-controller.md).
+	@FROM='$(FROM)' DIR='$(DIR)' MODULE='$(MODULE)' GROUP='$(GROUP)' KIND='$(KIND)' VERSION='$(VERSION)' NAME='$(NAME)' hack/new-controller.sh
+
+.PHONY: test-new-controller
+test-new-controller: ## make new-controller's test: a Bar controller from sample-controller outside the tree, built, its unit tests and make verify; on the cluster KUBECONFIG reaches (skipped when none), its CRD and RBAC installed and a Bar reconciled.
+	@hack/build-bins.sh envtest kubectl
+	@cd hack/newcontroller && go test -tags e2e -count=1 -timeout 20m -v .
+
 ##@ Development
 
 .PHONY: generate

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Request is what the user asked for: the make variables of `make new-controller`.
+type Request struct {
+	From    string // FROM: the tier's folder name
+	Dir     string // DIR: where the project goes
+	Module  string // MODULE: the Go module path
+	Group   string // GROUP: the API group
+	Kind    string // KIND: the kind, in CamelCase
+	Version string // VERSION: the API version
+	Name    string // NAME: the controller's name (binary, ServiceAccount, Lease, ...)
+}
+
+// Names are the request's names and every form of them the tier's code spells:
+// the kind in its plural and lowercase forms, the group's Go package, and so on.
+type Names struct {
+	Request
+	// Dir is the absolute path of Request.Dir.
+	Dir string
+	// GroupPkg is the Go package of the group under pkg/apis: its first label.
+	GroupPkg string
+	// GroupGo is GroupPkg as client-gen names it in Go (Bar in BarV1alpha1()).
+	GroupGo string
+	// Plural is the kind's plural as code-generator's namer spells it (Policies).
+	Plural string
+}
+
+// tiers are the FROM values this command knows, each with what it still lacks.
+var tiers = map[string]string{
+	"sample-controller":     "",
+	"kubebuilder-guestbook": "not written yet: `kubebuilder init` and `create api` with the pinned CLI is the next slice of this command",
+}
+
+var (
+	dnsLabel      = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	goPackageName = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+	kindPattern   = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	// A Kubernetes API version: v1, v2beta3, v1alpha1.
+	versionPattern = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
+	// One element of a module path, as `go mod init` accepts it.
+	modulePathElement = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
+)
+
+// usedNames are lowercase words the tier's code already uses as Go names (the
+// keywords and the packages it imports, the kinds it handles): a kind whose
+// lowercase form is one of them would not compile once rewritten.
+var usedNames = []string{
+	// Go's keywords
+	"break", "case", "chan", "const", "continue", "default", "defer", "else", "fallthrough",
+	"for", "func", "go", "goto", "if", "import", "interface", "map", "package", "range",
+	"return", "select", "struct", "switch", "type", "var",
+	// packages and names of the tier's code
+	"atomic", "cache", "cli", "cmd", "context", "controller", "errors", "fmt", "http", "klog",
+	"labels", "logs", "maps", "meta", "metav1", "net", "os", "rest", "runtime", "scheme",
+	"schema", "signal", "slices", "strings", "syscall", "term", "testing", "time", "uuid",
+	"validation", "versioned",
+	// the kinds the controller already handles, and its own types
+	"deployment", "event", "lease", "namespace", "reconciler", "stubreconciler", "list",
+}
+
+// Validate checks every variable before anything is written. Each error names the
+// variable, what is wrong with it and how to fix it.
+func (r Request) Validate() (Names, error) {
+	var errs []string
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	n := Names{Request: r}
+
+	switch why, ok := tiers[r.From]; {
+	case r.From == "":
+		bad("FROM is missing: name the tier to start from, FROM=sample-controller")
+	case !ok:
+		bad("FROM=%s is not a tier this command knows: use FROM=sample-controller", r.From)
+	case why != "":
+		bad("FROM=%s is %s; use FROM=sample-controller for now", r.From, why)
+	}
+
+	if r.Dir == "" {
+		bad("DIR is missing: name the folder for the new project, such as DIR=../bar-controller (outside the kit) or DIR=$HOME/src/bar-controller")
+	} else if abs, err := filepath.Abs(r.Dir); err != nil {
+		bad("DIR=%s: %v", r.Dir, err)
+	} else {
+		n.Dir = abs
+		if info, err := os.Stat(abs); err == nil {
+			if !info.IsDir() {
+				bad("DIR=%s is a file: name a folder that does not exist yet (or an empty one)", r.Dir)
+			} else if entries, err := os.ReadDir(abs); err != nil {
+				bad("DIR=%s: %v", r.Dir, err)
+			} else if len(entries) > 0 {
+				bad("DIR=%s exists and is not empty (it holds %s): name a new folder, or empty this one first", r.Dir, entries[0].Name())
+			}
+		}
+	}
+
+	if r.Module == "" {
+		bad("MODULE is missing: give the Go module path of the new project, such as MODULE=example.com/bar-controller (usually where its repository will live)")
+	} else if why := checkModulePath(r.Module); why != "" {
+		bad("MODULE=%s is not a Go module path: %s; for example MODULE=example.com/bar-controller", r.Module, why)
+	}
+
+	switch {
+	case r.Group == "":
+		bad("GROUP is missing: give the API group of the new kind, a domain you own, such as GROUP=bar.example.com")
+	case len(r.Group) > 253 || !isDNSSubdomain(r.Group):
+		bad("GROUP=%s is not a DNS subdomain (lowercase labels of letters, digits and '-', joined by dots): for example GROUP=bar.example.com", r.Group)
+	case !strings.Contains(r.Group, "."):
+		bad("GROUP=%s has no dot: a CustomResourceDefinition's group must be a domain, such as GROUP=%s.example.com", r.Group, r.Group)
+	case hasSuffix(r.Group, "k8s.io") || hasSuffix(r.Group, "kubernetes.io"):
+		bad("GROUP=%s ends in k8s.io or kubernetes.io, which the API server keeps for APIs the Kubernetes project approved: use a domain of your own, such as GROUP=bar.example.com", r.Group)
+	default:
+		n.GroupPkg = strings.Split(r.Group, ".")[0]
+		if !goPackageName.MatchString(n.GroupPkg) {
+			bad("GROUP=%s: its first label, %q, names the Go package of the API (pkg/apis/%s) and so must be lowercase letters and digits, starting with a letter: for example GROUP=%s.example.com",
+				r.Group, n.GroupPkg, n.GroupPkg, strings.ReplaceAll(n.GroupPkg, "-", ""))
+		} else if slices.Contains(usedNames, n.GroupPkg) {
+			bad("GROUP=%s: its first label, %q, would name the API's Go package, and the code already uses that name: choose another first label, such as GROUP=my%s.%s", r.Group, n.GroupPkg, n.GroupPkg, strings.SplitN(r.Group, ".", 2)[1])
+		}
+		n.GroupGo = strings.ToUpper(n.GroupPkg[:1]) + n.GroupPkg[1:]
+	}
+
+	switch {
+	case r.Kind == "":
+		bad("KIND is missing: give the kind in CamelCase, such as KIND=Bar")
+	case !kindPattern.MatchString(r.Kind):
+		bad("KIND=%s is not a kind: a kind is CamelCase, letters and digits starting with an uppercase letter, such as KIND=Bar or KIND=WebApp", r.Kind)
+	case slices.Contains(usedNames, strings.ToLower(r.Kind)) || slices.Contains(usedNames, lowerFirst(r.Kind)):
+		bad("KIND=%s: its lowercase form %q is a name the %s code already uses (a Go keyword, an imported package or a kind it handles): choose another, such as KIND=My%s", r.Kind, strings.ToLower(r.Kind), r.From, r.Kind)
+	default:
+		n.Plural = pluralOf(r.Kind)
+		if len(n.Plural) > 63 {
+			bad("KIND=%s is too long: its plural resource name %q must fit in 63 characters", r.Kind, strings.ToLower(n.Plural))
+		}
+	}
+
+	if r.Version == "" {
+		bad("VERSION is empty: leave it out for v1alpha1, or give an API version such as VERSION=v1beta1")
+	} else if !versionPattern.MatchString(r.Version) {
+		bad("VERSION=%s is not a Kubernetes API version: use v<N>, v<N>alpha<M> or v<N>beta<M>, such as VERSION=v1alpha1", r.Version)
+	}
+
+	if r.Name == "" && r.Kind != "" && kindPattern.MatchString(r.Kind) {
+		n.Name = kebab(r.Kind) + "-controller"
+	}
+	// The longest derived name is the leader-election Role's, NAME-leader-election.
+	if n.Name != "" && (!dnsLabel.MatchString(n.Name) || len(n.Name) > 63-len("-leader-election")) {
+		bad("NAME=%s is not a usable controller name: it names the binary, ServiceAccount, namespace (NAME-system) and Lease, so it must be a DNS label (lowercase letters, digits and '-') of at most %d characters, such as NAME=bar-controller",
+			n.Name, 63-len("-leader-election"))
+	}
+
+	if len(errs) > 0 {
+		return Names{}, fmt.Errorf("make new-controller: nothing was written:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return n, nil
+}
+
+// checkModulePath returns why path is not a module path `go mod init` would take,
+// or "" when it is one.
+func checkModulePath(path string) string {
+	if strings.HasPrefix(path, "/") || strings.HasSuffix(path, "/") {
+		return "it starts or ends with '/'"
+	}
+	for _, elem := range strings.Split(path, "/") {
+		switch {
+		case elem == "":
+			return "it has an empty element ('//')"
+		case elem == "." || elem == "..":
+			return "it has a '.' or '..' element"
+		case !modulePathElement.MatchString(elem):
+			return fmt.Sprintf("its element %q has characters other than letters, digits and '.', '_', '~', '-'", elem)
+		case strings.HasPrefix(elem, ".") || strings.HasSuffix(elem, "."):
+			return fmt.Sprintf("its element %q starts or ends with a dot", elem)
+		}
+	}
+	return ""
+}
+
+// isDNSSubdomain reports whether s is lowercase DNS labels joined by dots.
+func isDNSSubdomain(s string) bool {
+	for _, label := range strings.Split(s, ".") {
+		if len(label) > 63 || !dnsLabel.MatchString(label) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasSuffix reports whether group is domain or a subdomain of it.
+func hasSuffix(group, domain string) bool {
+	return group == domain || strings.HasSuffix(group, "."+domain)
+}
+
+// kebab spells a CamelCase kind in lowercase words joined by '-': WebApp -> web-app.
+func kebab(kind string) string {
+	var b strings.Builder
+	for i, c := range kind {
+		if i > 0 && c >= 'A' && c <= 'Z' {
+			if prev := kind[i-1]; prev >= 'a' && prev <= 'z' || prev >= '0' && prev <= '9' {
+				b.WriteByte('-')
+			}
+		}
+		b.WriteRune(c)
+	}
+	return strings.ToLower(b.String())
+}
+
+// lowerFirst lowercases the first letter: WebApp -> webApp (gengo's IL namer).
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// pluralOf spells the plural of a kind as code-generator's plural namer
+// (k8s.io/gengo/v2/namer) does, since the clientset, listers and informers are
+// named with it; the CRD gets the same plural through a +kubebuilder:resource marker.
+func pluralOf(kind string) string {
+	if len(kind) < 2 {
+		return kind
+	}
+	last, before := kind[len(kind)-1], kind[len(kind)-2]
+	consonant := strings.IndexByte("bcdfghjklmnpqrstvwxyz", before) >= 0
+	switch {
+	case last == 's' || last == 'x' || last == 'z':
+		return kind + "es"
+	case last == 'y' && consonant:
+		return kind[:len(kind)-1] + "ies"
+	case last == 'h' && (before == 'c' || before == 's'):
+		return kind + "es"
+	case last == 'e' && before == 'f':
+		return kind[:len(kind)-2] + "ves"
+	case last == 'f':
+		return kind[:len(kind)-1] + "ves"
+	}
+	return kind + "s"
+}
