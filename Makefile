@@ -257,8 +257,8 @@ vet: ## gofmt and go vet every module of the workspace, e2e suites included.
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt would change these files; run gofmt -w on them:" >&2; echo "$$out" >&2; exit 1; fi
 	@# Each tier's test/e2e is a module of its own, and ./<tier>/... stops at a
 	@# module's edge: the e2e modules are named one by one, and so is lesson 0's.
-	@echo ">> go vet -tags e2e ($(TIERS), their test/e2e modules, workqueue-example/test/lesson0, hack/kittest, hack/check, hack/jadocs, hack/reliability, hack/lesson4)"
-	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) $(addsuffix /test/e2e,$(TIERS)) workqueue-example/test/lesson0 hack/kittest hack/check hack/jadocs hack/reliability hack/lesson4))
+	@echo ">> go vet -tags e2e ($(TIERS), their test/e2e modules, workqueue-example/test/lesson0, hack/kittest, hack/check, hack/jadocs, hack/reliability, hack/lesson4, hack/newcontroller)"
+	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) $(addsuffix /test/e2e,$(TIERS)) workqueue-example/test/lesson0 hack/kittest hack/check hack/jadocs hack/reliability hack/lesson4 hack/newcontroller))
 	@echo ">> go vet -tags e2e_kind (kubebuilder-guestbook/test/e2e: kubebuilder's kind suite)"
 	@go vet -tags e2e_kind ./kubebuilder-guestbook/test/e2e/...
 	@echo ">> go vet (hack/bench, outside the workspace)"
@@ -274,8 +274,8 @@ test: ## Everything CI runs: verify, then at once: verify-docs and vet, unit + e
 test-unit: ## Unit and envtest suites of every tier (no cluster needed). A package that passed and did not change shows (cached), go test's cache; go clean -testcache runs everything again.
 	@hack/build-bins.sh envtest
 	@for t in $(TIERS); do echo ">> unit tests: $$t"; $(MAKE) --no-print-directory -C $$t test-unit; done
-	@echo ">> unit tests: hack/kittest (the e2e helpers), hack/check (make check's grader), hack/jadocs (the Japanese-docs checker)"
-	@go test ./hack/kittest/... ./hack/check/... ./hack/jadocs/...
+	@echo ">> unit tests: hack/kittest (the e2e helpers), hack/check (make check's grader), hack/jadocs (the Japanese-docs checker), hack/newcontroller (make new-controller's checks and renames)"
+	@go test ./hack/kittest/... ./hack/check/... ./hack/jadocs/... ./hack/newcontroller/...
 
 .PHONY: test-e2e
 test-e2e: test-e2e-cluster ## The e2e suites (cluster checks + every tier, one after another) against the cluster KUBECONFIG reaches.

@@ -24,6 +24,7 @@ var pairs = []pair{
 	{"docs/reliability.md", "docs/ja/reliability.md"},
 	{"docs/reading-kubernetes.md", "docs/ja/reading-kubernetes.md"},
 	{"docs/solutions/README.md", "docs/ja/solutions/README.md"},
+	{"docs/new-controller.md", "docs/ja/new-controller.md"},
 }
 
 // twinOf returns the Japanese twin of the English page at path (relative to
