@@ -157,7 +157,9 @@ func newCommand() (*cobra.Command, error) {
 	cmd.Use = managerName
 	cmd.Long = `cloud-provider-example is a cloud-controller-manager (k8s.io/cloud-provider's
 app package) with a toy cloud whose load balancers hand out addresses of
-192.0.2.0/24, and only the service controller. It is lesson 5 of controller-kit:
+192.0.2.0/24, and two controllers: the service controller, and the cloud-node
+controller (off unless --controllers names it), which initialises the Nodes of
+the machines the cloud config lists. It is lesson 5 of controller-kit:
 docs/lessons/05-cloud-controller-manager.md.`
 	upstream := cmd.RunE
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

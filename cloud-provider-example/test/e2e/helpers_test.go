@@ -105,7 +105,38 @@ func prepareCluster() error {
 			return fmt.Errorf("applying %s: %w", path, err)
 		}
 	}
+	if err := noRunningManager(cs); err != nil {
+		return err
+	}
 	return noForeignLoadBalancers(cs)
+}
+
+// noRunningManager returns an error when a manager elected through the Lease
+// make run-cloud uses (cloud-provider-example in cloud-provider-example-system)
+// has renewed it lately: that manager would answer the tests' Services too,
+// with a pool of its own, and fail checks that have nothing to do with the
+// load balancer under test. The tests' own managers run without leader
+// election, so they never hold it.
+func noRunningManager(cs kubernetes.Interface) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	lease, err := cs.CoordinationV1().Leases(controllerNamespace).Get(ctx, "cloud-provider-example", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" || lease.Spec.RenewTime == nil || lease.Spec.LeaseDurationSeconds == nil {
+		return nil
+	}
+	if since := time.Since(lease.Spec.RenewTime.Time); since < time.Duration(*lease.Spec.LeaseDurationSeconds)*time.Second {
+		return fmt.Errorf("a cloud-provider-example manager runs on this cluster (it renewed its Lease %s/cloud-provider-example %s ago; holder %s): it would answer the tests' Services too. "+
+			"Stop it first (Ctrl-C in the terminal of make run-cloud), deleting make run-cloud's example Service before you do (kubectl delete -f cloud-provider-example/config/examples/service.yaml), or use a cluster of its own (KIT_CLUSTER=NAME make local-up). "+
+			"A manager stopped a moment ago looks running until its Lease expires (%d s after its last renewal: upstream's manager does not release it): then run the check again",
+			controllerNamespace, since.Round(time.Second), *lease.Spec.HolderIdentity, *lease.Spec.LeaseDurationSeconds)
+	}
+	return nil
 }
 
 // clients returns a clientset as the test's own (admin) user; prepareCluster
