@@ -57,9 +57,6 @@ DEBUG_DIR="$KIT_OUT/debug/$KIT_CLUSTER"
 MODULE_ROOTS="k8s.io sigs.k8s.io github.com go.etcd.io go.opentelemetry.io golang.org google.golang.org gopkg.in cel.dev"
 DLV="$KIT_BIN/dlv"
 
-MAKE_PREFIX=""
-[ "$KIT_CLUSTER" = controller-kit ] || MAKE_PREFIX="KIT_CLUSTER=$KIT_CLUSTER "
-
 die() {
 	echo "debug: $*" >&2
 	exit 2
@@ -104,7 +101,7 @@ require_port_free() {
 			who="delve of $(basename "$f" .env) in the cluster $(basename "$(dirname "$f")")"
 		fi
 	done
-	die "port 127.0.0.1:$PORT is in use${who:+ (by $who)}; choose another, such as: ${MAKE_PREFIX}make debug WHAT=$NAME PORT=$((PORT + 10)) (and attach to that port)"
+	die "port 127.0.0.1:$PORT is in use${who:+ (by $who)}; choose another, such as: ${KIT_MAKE_PREFIX}make debug WHAT=$NAME PORT=$((PORT + 10)) (and attach to that port)"
 }
 
 # state_get FILE KEY prints KEY's value from a state file.
@@ -176,7 +173,7 @@ cmd_delve() {
 # require_cluster fails unless the local cluster KIT_CLUSTER names is running.
 require_cluster() {
 	[ -f "$KIT_CLUSTER_INFO" ] && return 0
-	die "no local cluster called $KIT_CLUSTER is running ($KIT_CLUSTER_INFO is missing). Only the kit's local cluster runs components make debug can swap (${MAKE_PREFIX}make local-up starts it); on kind or a cluster of your own, debug the kit's controllers instead, which run on any cluster: make debug WHAT=sample-controller (or $(echo "$TIERS" | sed 's/ sample-controller//; s/ / or /'))"
+	die "no local cluster called $KIT_CLUSTER is running ($KIT_CLUSTER_INFO is missing). Only the kit's local cluster runs components make debug can swap (${KIT_MAKE_PREFIX}make local-up starts it); on kind or a cluster of your own, debug the kit's controllers instead, which run on any cluster: make debug WHAT=sample-controller (or $(echo "$TIERS" | sed 's/ sample-controller//; s/ / or /'))"
 }
 
 # default_pkgs NAME prints the packages whose optimisation a debug build of
@@ -221,7 +218,7 @@ attach_help() {
     sources: the binary names them k8s.io/kubernetes@$KUBE_VERSION/...; on this machine they are
       k8s.io/kubernetes@$KUBE_VERSION -> $src
       k8s.io/                 -> $modcache/k8s.io/ (client-go and the other staging modules)
-    leave the debugger: ${MAKE_PREFIX}make undebug WHAT=$name
+    leave the debugger: ${KIT_MAKE_PREFIX}make undebug WHAT=$name
 EOF
 	if [ "$modcache" != "$HOME/go/pkg/mod" ]; then
 		echo "    note: your module cache is not \$HOME/go/pkg/mod, which .vscode/launch.json assumes: change its substitutePath \"from\" to $modcache"
@@ -241,7 +238,7 @@ cmd_debug_component() {
 		local port="?"
 		[ -f "$state" ] && port=$(state_get "$state" PORT)
 		echo "debug: $name of the cluster $KIT_CLUSTER is already under the debugger: delve listening at 127.0.0.1:$port" >&2
-		echo "    attach: $DLV connect 127.0.0.1:$port --init ${DEBUG_DIR#"$KIT_ROOT"/}/$name.dlv-init (or your editor's attach configuration); leave it: ${MAKE_PREFIX}make undebug WHAT=$name" >&2
+		echo "    attach: $DLV connect 127.0.0.1:$port --init ${DEBUG_DIR#"$KIT_ROOT"/}/$name.dlv-init (or your editor's attach configuration); leave it: ${KIT_MAKE_PREFIX}make undebug WHAT=$name" >&2
 		exit 2
 	fi
 	require_port_free

@@ -47,10 +47,6 @@ CONTROLPLANE="$KIT_ROOT/hack/controlplane"
 COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl"
 RESTARTABLE="kube-apiserver kube-controller-manager kube-scheduler"
 
-# MAKE_PREFIX is what to put before a make command this script suggests, so that
-# it acts on the same cluster: KIT_CLUSTER=NAME for a cluster not of the default name.
-MAKE_PREFIX=""
-[ "$KIT_CLUSTER" = controller-kit ] || MAKE_PREFIX="KIT_CLUSTER=$KIT_CLUSTER "
 
 die() {
 	echo "kube-src: $*" >&2
@@ -200,7 +196,7 @@ cmd_build() {
 	fi
 	kit_log "built $* in $((SECONDS - start)) s into $KUBE_BUILD/bin ($("$KUBE_BUILD/bin/$1" --version 2>/dev/null || echo "?"))"
 	for name in "$@"; do
-		case " $RESTARTABLE " in *" $name "*) echo "    run it in the local cluster: ${MAKE_PREFIX}make kube-restart WHAT=$name" ;; esac
+		case " $RESTARTABLE " in *" $name "*) echo "    run it in the local cluster: ${KIT_MAKE_PREFIX}make kube-restart WHAT=$name" ;; esac
 	done
 }
 
@@ -208,7 +204,7 @@ cmd_build() {
 # and builds kit-component, which swaps its components.
 require_cluster() {
 	if [ ! -f "$KIT_CLUSTER_INFO" ]; then
-		die "no local cluster called $KIT_CLUSTER is running ($KIT_CLUSTER_INFO is missing); start one with: ${MAKE_PREFIX}make local-up. Only the kit's local cluster runs components the kit can swap (on kind, see lesson 4)"
+		die "no local cluster called $KIT_CLUSTER is running ($KIT_CLUSTER_INFO is missing); start one with: ${KIT_MAKE_PREFIX}make local-up. Only the kit's local cluster runs components the kit can swap (on kind, see lesson 4)"
 	fi
 	"$KIT_ROOT/hack/build-bins.sh" kit-component >/dev/null
 }
@@ -246,7 +242,7 @@ cmd_restart() {
 	[ "$1" != kubectl ] || die "kubectl is a client, not a component of the cluster: run the copy's build as $KUBE_BUILD/bin/kubectl"
 	check_names "$RESTARTABLE" "$1"
 	local binary="$KUBE_BUILD/bin/$1"
-	[ -x "$binary" ] || die "there is no build of $1 from the copy yet; make one with: ${MAKE_PREFIX}make kube-build WHAT=$1"
+	[ -x "$binary" ] || die "there is no build of $1 from the copy yet; make one with: ${KIT_MAKE_PREFIX}make kube-build WHAT=$1"
 	swap "$1" "$binary"
 }
 

@@ -27,6 +27,11 @@ KIT_AUDIT_LOG="$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/audit.log"
 # and audit log, and its Kubernetes version (hack/kittest's ClusterInfo reads it), so
 # no program rebuilds these paths on its own.
 KIT_CLUSTER_INFO="$KIT_OUT/cluster-$KIT_CLUSTER.json"
+# KIT_MAKE_PREFIX is what a script puts before a make command it suggests, so
+# that the command acts on the same cluster: KIT_CLUSTER=NAME and a space for a
+# cluster not of the default name, else nothing.
+KIT_MAKE_PREFIX=""
+[ "$KIT_CLUSTER" = controller-kit ] || KIT_MAKE_PREFIX="KIT_CLUSTER=$KIT_CLUSTER "
 # KIT_NODES is how many kwok fake nodes the local cluster gets (each takes 110 pods).
 KIT_NODES=${KIT_NODES:-3}
 

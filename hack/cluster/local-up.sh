@@ -113,11 +113,9 @@ kit_kubectl wait --for=condition=Ready node --all --timeout=2m >/dev/null
 write_cluster_info
 kit_log "local cluster ready: $(kit_kubectl version -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | tail -1), $KIT_NODES Ready nodes"
 # Every later command needs the same cluster name: say it with it.
-prefix=""
-[ "$KIT_CLUSTER" = controller-kit ] || prefix="KIT_CLUSTER=$KIT_CLUSTER "
 cat <<MSG
 
   kubeconfig: $KIT_KUBECONFIG
-  use it from your shell:   eval "\$(${prefix}make env)"   then   kubectl get nodes
-  stop it:                  ${prefix}make local-down
+  use it from your shell:   eval "\$(${KIT_MAKE_PREFIX}make env)"   then   kubectl get nodes
+  stop it:                  ${KIT_MAKE_PREFIX}make local-down
 MSG
