@@ -118,6 +118,28 @@ func requireNoDebugger(t *testing.T, binary, port string) {
 	}
 }
 
+// requireStoppedAt waits until bp stops the program (waitForBreakpoint, within
+// deadline), then fails the test unless the stopped goroutine's stack holds
+// chain, innermost first (requireChain), and expr evaluates there to the string
+// want (delve shows a string quoted; either form is accepted).
+func requireStoppedAt(t *testing.T, d *delve, stopped <-chan result, bp breakpoint, chain []string, expr, want string) {
+	t.Helper()
+	st := waitForBreakpoint(t, d, stopped, bp, deadline)
+	gid := st.CurrentThread.GoroutineID
+	stack, err := d.stack(gid, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireChain(t, stack, chain...)
+	got, err := d.eval(gid, expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Value != strconv.Quote(want) && got.Value != want {
+		t.Fatalf("%s stopped with %s = %s, want %q", chain[0], expr, got.Value, want)
+	}
+}
+
 func TestDebuggerStopsTheDeploymentControllerAtItsSyncFunction(t *testing.T) {
 	info := cluster(t)
 	cs := kittest.Clientset(t)
@@ -159,20 +181,7 @@ func TestDebuggerStopsTheDeploymentControllerAtItsSyncFunction(t *testing.T) {
 	if _, err := cs.AppsV1().Deployments(namespace).Create(ctx, newDeployment(namespace, name, 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	st := waitForBreakpoint(t, d, stopped, bp, deadline)
-	gid := st.CurrentThread.GoroutineID
-	stack, err := d.stack(gid, 12)
-	if err != nil {
-		t.Fatal(err)
-	}
-	requireChain(t, stack, ".syncDeployment", ".processNextWorkItem", ".worker")
-	got, err := d.eval(gid, "key")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := strconv.Quote(key); got.Value != want && got.Value != key {
-		t.Fatalf("syncDeployment stopped with key %s, want %s", got.Value, want)
-	}
+	requireStoppedAt(t, d, stopped, bp, []string{".syncDeployment", ".processNextWorkItem", ".worker"}, "key", key)
 	// Paused, the controller has not scaled anything: no ReplicaSet yet.
 	if rss, err := cs.AppsV1().ReplicaSets(namespace).List(ctx, metav1.ListOptions{}); err != nil || len(rss.Items) != 0 {
 		t.Fatalf("while syncDeployment is paused, the namespace has ReplicaSets %v (err %v); want none", rss, err)
@@ -267,20 +276,7 @@ func TestDebuggerStopsTheFooReconciler(t *testing.T) {
 	if _, err := dyn.Resource(kittest.FooGVR).Namespace(namespace).Create(ctx, foo, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	st := waitForBreakpoint(t, d, stopped, bp, deadline)
-	gid := st.CurrentThread.GoroutineID
-	stack, err := d.stack(gid, 12)
-	if err != nil {
-		t.Fatal(err)
-	}
-	requireChain(t, stack, ".(*FooReconciler).Reconcile", ".processNextWorkItem", ".runWorker")
-	got, err := d.eval(gid, "key.Name")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Value != strconv.Quote(foo.GetName()) && got.Value != foo.GetName() {
-		t.Fatalf("Reconcile stopped with key.Name %s, want %s", got.Value, foo.GetName())
-	}
+	requireStoppedAt(t, d, stopped, bp, []string{".(*FooReconciler).Reconcile", ".processNextWorkItem", ".runWorker"}, "key.Name", foo.GetName())
 	if err := d.clear(bp.ID); err != nil {
 		t.Fatal(err)
 	}
