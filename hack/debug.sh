@@ -13,6 +13,9 @@
 #                                  of a small program stopped at a breakpoint
 #   hack/debug.sh names            the names debug takes, their kind and port
 #
+# Exit codes: 0 done; 2 bad input or a failure, said on standard error; 3 (debug)
+# NAME is under the debugger already, in this cluster (where to attach is said).
+#
 # A component (kube-controller-manager, kube-scheduler) is swapped in the
 # running local cluster, through `kit-component use` as make kube-restart does:
 # a debug build of it (bin/'s flags without -s -w, which strip the DWARF a
@@ -211,7 +214,7 @@ attach_help() {
 	} >"$init"
 	cat <<EOF
     attach with the debugger's own client:  $DLV connect 127.0.0.1:$PORT --init ${init#"$KIT_ROOT"/}
-      (then e.g.: break k8s.io/kubernetes/pkg/controller/deployment.(*DeploymentController).syncDeployment; condition 1 key == "default/NAME"; continue;
+      (then e.g.: break sync k8s.io/kubernetes/pkg/controller/deployment.(*DeploymentController).syncDeployment; condition sync key == "default/NAME"; continue;
        leave with quit -c, which lets $name run on: a plain quit asks to kill delve, and answered n leaves $name halted)
     VS Code: Run and Debug, "attach: $name" (.vscode/launch.json; port $PORT)
     GoLand: Run | Edit Configurations | + | Go Remote, host 127.0.0.1, port $PORT
@@ -239,7 +242,7 @@ cmd_debug_component() {
 		[ -f "$state" ] && port=$(state_get "$state" PORT)
 		echo "debug: $name of the cluster $KIT_CLUSTER is already under the debugger: delve listening at 127.0.0.1:$port" >&2
 		echo "    attach: $DLV connect 127.0.0.1:$port --init ${DEBUG_DIR#"$KIT_ROOT"/}/$name.dlv-init (or your editor's attach configuration); leave it: ${KIT_MAKE_PREFIX}make undebug WHAT=$name" >&2
-		exit 2
+		exit 3
 	fi
 	require_port_free
 	local start=$SECONDS

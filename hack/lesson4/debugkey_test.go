@@ -5,9 +5,11 @@ package lesson4
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +37,9 @@ const (
 	debugKeyOther     = "debug-key-other"
 	debugKeyName      = "web"
 )
+
+// breakpointSet matches delve's answer to a break command.
+var breakpointSet = regexp.MustCompile(`Breakpoint \S+ set at`)
 
 // lockedBuffer is a bytes.Buffer that a process writes to while the test reads it.
 type lockedBuffer struct {
@@ -117,6 +122,10 @@ func TestExerciseDebugKeyScriptStopsAtTheNamedDeployment(t *testing.T) {
 	}
 	port = port[strings.LastIndex(port, ":")+1:]
 	if out, err := debugScript(t, port, "debug", component); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == 3 {
+			t.Fatalf("%s is under the debugger already: the check runs make debug itself; run make undebug WHAT=%s first", component, component)
+		}
 		t.Fatalf("make debug WHAT=%s: %v\n%s", component, err, out)
 	}
 	t.Cleanup(func() {
@@ -136,10 +145,11 @@ func TestExerciseDebugKeyScriptStopsAtTheNamedDeployment(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- dlv.Wait() }()
-	// The Deployments come once its breakpoint is set (delve says so), the
-	// other one first: a breakpoint with no condition stops there.
+	// The Deployments come once its breakpoint is set (delve says
+	// "Breakpoint NAME set at", NAME its name or number), the other one first:
+	// a breakpoint with no condition stops there.
 	kittest.Eventually(t, deadline, "the script to set a breakpoint", func(context.Context) (bool, error) {
-		return strings.Contains(out.String(), "Breakpoint 1 set"), nil
+		return breakpointSet.MatchString(out.String()), nil
 	})
 	for _, ns := range []string{debugKeyOther, debugKeyNamespace} {
 		if _, err := cs.AppsV1().Deployments(ns).Create(context.Background(), newDebugDeployment(ns), metav1.CreateOptions{}); err != nil {
