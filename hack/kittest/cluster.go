@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -303,4 +304,30 @@ func KubectlE(args ...string) (string, error) {
 		return string(out), fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return string(out), nil
+}
+
+// WaitAuthorized waits until the API server's authorizer lets the ServiceAccount
+// namespace/name do verb on resource (of the core group) in inNamespace, as a
+// SubjectAccessReview answers it. Roles and bindings just applied take effect
+// a moment later, when the authorizer's own cache has them: a controller
+// started before then is refused its first requests. It fails the test after
+// the deadline.
+func WaitAuthorized(t testing.TB, cs kubernetes.Interface, timeout time.Duration, namespace, name, verb, resource, inNamespace string) {
+	t.Helper()
+	user := "system:serviceaccount:" + namespace + ":" + name
+	Eventually(t, timeout, fmt.Sprintf("%s to be allowed to %s %s in %s", user, verb, resource, inNamespace), func(ctx context.Context) (bool, error) {
+		review, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{
+				User:   user,
+				Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{
+					Namespace: inNamespace, Verb: verb, Resource: resource,
+				},
+			},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return false, err
+		}
+		return review.Status.Allowed, nil
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -142,5 +143,26 @@ func TestLoadKubeconfigOutsideAKitTreeRefusesALocalContextWithoutPanicking(t *te
 	t.Chdir(t.TempDir()) // no go.work above: no cluster file to vouch for the context
 	if _, _, err := LoadKubeconfig(); err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("LoadKubeconfig outside a kit tree with context kwok-controller-kit: error %v; want a refusal", err)
+	}
+}
+
+// TestWaitAuthorizedAsksUntilAllowed checks that WaitAuthorized asks the API
+// server again until a SubjectAccessReview allows the ServiceAccount, and asks
+// about the user, verb, resource and namespace it was given.
+func TestWaitAuthorizedAsksUntilAllowed(t *testing.T) {
+	cs := fake.NewClientset()
+	asked := 0
+	cs.PrependReactor("create", "subjectaccessreviews", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		review := action.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview)
+		if a := review.Spec.ResourceAttributes; review.Spec.User != "system:serviceaccount:sys:ctl" || a.Verb != "list" || a.Resource != "pods" || a.Namespace != "work" {
+			t.Errorf("asked about %s %+v, want system:serviceaccount:sys:ctl list pods in work", review.Spec.User, a)
+		}
+		asked++
+		review.Status.Allowed = asked >= 3
+		return true, review, nil
+	})
+	WaitAuthorized(t, cs, 30*time.Second, "sys", "ctl", "list", "pods", "work")
+	if asked != 3 {
+		t.Errorf("asked %d times, want 3 (until allowed)", asked)
 	}
 }

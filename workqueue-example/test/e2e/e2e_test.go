@@ -233,7 +233,11 @@ func TestNamespacedRoleIsEnoughToReconcileOneNamespace(t *testing.T) {
 	cs := clientset(t)
 	ns := kittest.Namespace(t, cs, "wq-role")
 	kittest.Kubectl(t, "-n", ns, "apply", "--server-side", "-f", manifest(t, "config/rbac-namespaced/role.yaml"))
-	// This ServiceAccount has no ClusterRole: only the Role in ns.
+	// This ServiceAccount has no ClusterRole: only the Role in ns, in force
+	// once the authorizer has seen its binding.
+	for _, verb := range []string{"list", "watch", "patch"} {
+		kittest.WaitAuthorized(t, cs, deadline, controllerNamespace, "workqueue-example-namespaced", verb, "pods", ns)
+	}
 	p := startControllerAs(t, "workqueue-example-namespaced", "--namespace="+ns)
 
 	createPod(t, cs, ns, "p1")
