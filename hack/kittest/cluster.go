@@ -174,19 +174,26 @@ func Namespace(t testing.TB, cs kubernetes.Interface, prefix string) string {
 			t.Logf("cannot delete namespace %s: %v", ns.Name, err)
 		}
 	})
-	// A Pod can be created only once the namespace has its ServiceAccount
-	// "default" (ServiceAccount admission), which kube-controller-manager adds
-	// a moment later, and later still when make test's jobs hold the CPU: wait
-	// for it here, with a deadline that $KIT_E2E_TIMEOUT does not cut, since
-	// it does not depend on the Reconciler under test.
-	Eventually(t, 2*time.Minute, "the ServiceAccount default of namespace "+ns.Name, func(ctx context.Context) (bool, error) {
-		_, err := cs.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+	WaitDefaultServiceAccount(t, cs, ns.Name)
+	return ns.Name
+}
+
+// WaitDefaultServiceAccount waits until namespace has its ServiceAccount
+// "default". A Pod can be created only once it exists (ServiceAccount
+// admission), and kube-controller-manager adds it a moment after the namespace,
+// later still when make test's jobs hold the CPU; so the deadline is 2 minutes,
+// which $KIT_E2E_TIMEOUT does not cut, since it does not depend on the
+// Reconciler under test. Namespace calls it; a test that makes a namespace of a
+// fixed name calls it itself.
+func WaitDefaultServiceAccount(t testing.TB, cs kubernetes.Interface, namespace string) {
+	t.Helper()
+	Eventually(t, 2*time.Minute, "the ServiceAccount default of namespace "+namespace, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
 		return err == nil, err
 	})
-	return ns.Name
 }
 
 // DumpEvents prints every Event of a namespace to the test log, oldest first: the

@@ -3,7 +3,6 @@
 package lesson4
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -11,16 +10,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 
 	"github.com/controller-kit/controller-kit/hack/kittest"
 )
@@ -41,24 +37,6 @@ const (
 // breakpointSet matches delve's answer to a break command.
 var breakpointSet = regexp.MustCompile(`Breakpoint \S+ set at`)
 
-// lockedBuffer is a bytes.Buffer that a process writes to while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // freshNamespace deletes namespace if it exists, waits until it is gone,
 // creates it again and waits for its ServiceAccount "default" (the
 // ReplicaSets' Pods need it); it is deleted at cleanup.
@@ -76,10 +54,7 @@ func freshNamespace(t *testing.T, cs kubernetes.Interface, namespace string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), namespace, metav1.DeleteOptions{}) })
-	kittest.Eventually(t, deadline, "the ServiceAccount default in "+namespace, func(ctx context.Context) (bool, error) {
-		_, err := cs.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
-	})
+	kittest.WaitDefaultServiceAccount(t, cs, namespace)
 }
 
 // debugScript runs hack/debug.sh with args against the cluster under test and
@@ -135,38 +110,23 @@ func TestExerciseDebugKeyScriptStopsAtTheNamedDeployment(t *testing.T) {
 	})
 
 	// The script runs as a learner runs it, with nothing to read on its input.
-	ctx, cancel := context.WithTimeout(context.Background(), deadline+30*time.Second)
-	defer cancel()
-	var out lockedBuffer
-	dlv := exec.CommandContext(ctx, filepath.Join(kittest.RepoRoot(), "bin", "dlv"), "connect", "127.0.0.1:"+port, "--init", script)
-	dlv.Stdout, dlv.Stderr = &out, &out
-	if err := dlv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- dlv.Wait() }()
+	dlv := kittest.StartProcess(t, "dlv-script", filepath.Join(kittest.RepoRoot(), "bin", "dlv"), "connect", "127.0.0.1:"+port, "--init", script)
 	// The Deployments come once its breakpoint is set (delve says
 	// "Breakpoint NAME set at", NAME its name or number), the other one first:
 	// a breakpoint with no condition stops there.
 	kittest.Eventually(t, deadline, "the script to set a breakpoint", func(context.Context) (bool, error) {
-		return breakpointSet.MatchString(out.String()), nil
+		return breakpointSet.MatchString(dlv.Logs()), nil
 	})
 	for _, ns := range []string{debugKeyOther, debugKeyNamespace} {
-		if _, err := cs.AppsV1().Deployments(ns).Create(context.Background(), newDebugDeployment(ns), metav1.CreateOptions{}); err != nil {
+		if _, err := cs.AppsV1().Deployments(ns).Create(context.Background(), newPauseDeployment(ns, debugKeyName), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Second)
 	}
-	select {
-	case err := <-done:
-		if err != nil && ctx.Err() != nil {
-			t.Fatalf("the script did not end within %s: end it with quit -c; its output:\n%s", deadline+30*time.Second, out.String())
-		}
-	case <-ctx.Done():
-		<-done
-		t.Fatalf("the script did not end within %s: end it with quit -c; its output:\n%s", deadline+30*time.Second, out.String())
+	if _, err := dlv.Wait(deadline + 30*time.Second); err != nil {
+		t.Fatalf("the script did not end (%v): end it with quit -c; its output:\n%s", err, dlv.Logs())
 	}
-	printed := out.String()
+	printed := dlv.Logs()
 	want, other := `"`+debugKeyNamespace+"/"+debugKeyName+`"`, `"`+debugKeyOther+"/"+debugKeyName+`"`
 	if !strings.Contains(printed, want) || strings.Contains(printed, other) {
 		t.Fatalf("the script printed %s: %v, and %s: %v; want the first only (a condition on the key, then print key); its output:\n%s",
@@ -176,21 +136,4 @@ func TestExerciseDebugKeyScriptStopsAtTheNamedDeployment(t *testing.T) {
 		d, err := cs.AppsV1().Deployments(debugKeyNamespace).Get(ctx, debugKeyName, metav1.GetOptions{})
 		return err == nil && d.Status.AvailableReplicas == 1, err
 	})
-}
-
-// newDebugDeployment returns the Deployment web of one replica of pause in
-// namespace.
-func newDebugDeployment(namespace string) *appsv1.Deployment {
-	labels := map[string]string{"app": debugKeyName}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: debugKeyName, Namespace: namespace},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}}},
-			},
-		},
-	}
 }

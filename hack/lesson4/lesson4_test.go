@@ -241,18 +241,7 @@ func TestExerciseScaleToZeroRunningControllerManagerRecordsIt(t *testing.T) {
 	cs := kittest.Clientset(t)
 	ns := kittest.Namespace(t, cs, "lesson4")
 	ctx := t.Context()
-	labels := map[string]string{"app": "scale-to-zero"}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "scale-to-zero", Namespace: ns},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}}},
-			},
-		},
-	}
+	d := newPauseDeployment(ns, "scale-to-zero")
 	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -277,4 +266,21 @@ func TestExerciseScaleToZeroRunningControllerManagerRecordsIt(t *testing.T) {
 		}
 		return false, nil
 	})
+}
+
+// newPauseDeployment returns the Deployment name in namespace: one replica of
+// pause, its Pods labelled app=name.
+func newPauseDeployment(namespace, name string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}}},
+			},
+		},
+	}
 }
