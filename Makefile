@@ -69,9 +69,18 @@ local-up: ## Start the Docker-free local cluster (real etcd/kube-apiserver/contr
 local-down: ## Stop and delete the local cluster.
 	@hack/cluster/local-down.sh
 
+##% KIND_NODE_IMAGE kind-up: the node image: empty for kind's published one (else the kit's, when that cannot be pulled), kit for the kit's own (make kind-node-image), or an image name
 .PHONY: kind-up
-kind-up: ## Create the kind cluster 'controller-kit' (needs a Docker engine).
-	@hack/cluster/kind-up.sh
+kind-up: ## Create the kind cluster 'controller-kit' (needs a Docker engine; KIND_NODE_IMAGE= chooses the node image).
+	@KIND_NODE_IMAGE='$(KIND_NODE_IMAGE)' hack/cluster/kind-up.sh
+
+.PHONY: kind-node-image
+kind-node-image: ## Assemble the kit's own kind node image offline, from Go modules and Debian's packages (for machines that cannot pull kind's).
+	@hack/cluster/kind-node-image.sh
+
+.PHONY: docker-engine
+docker-engine: ## Root, Debian-like machines without Docker only: install Debian's docker.io and start it, able to run kind's privileged nodes.
+	@hack/cluster/docker-engine.sh
 
 .PHONY: kind-down
 kind-down: ## Delete the kind cluster.
@@ -276,6 +285,9 @@ test-unit: ## Unit and envtest suites of every tier (no cluster needed). A packa
 	@for t in $(TIERS); do echo ">> unit tests: $$t"; $(MAKE) --no-print-directory -C $$t test-unit; done
 	@echo ">> unit tests: hack/kittest (the e2e helpers), hack/check (make check's grader), hack/jadocs (the Japanese-docs checker), hack/newcontroller (make new-controller's checks and renames)"
 	@go test ./hack/kittest/... ./hack/check/... ./hack/jadocs/... ./hack/newcontroller/...
+	@echo ">> unit tests: hack/controlplane (the kind config read as kind and kubeadm read it), hack/cluster (kit-standin, the kind node image's stand-in program)"
+	@cd hack/controlplane && GOWORK=off go test .
+	@cd hack/cluster && GOWORK=off go test ./...
 
 .PHONY: test-e2e
 test-e2e: test-e2e-cluster ## The e2e suites (cluster checks + every tier, one after another) against the cluster KUBECONFIG reaches.

@@ -12,6 +12,9 @@
 #   codegen  controller-gen, the code-generator generators, kustomize
 #   all      every binary below, plus kind
 #   dlv      delve, the debugger (lesson 4): not in all, built on first use
+#   kind-node  what make kind-node-image puts in the kit's kind node image beside the
+#            cluster binaries: kubelet, kubeadm, kube-proxy, and kit-standin (the stand-in
+#            images' one program, hack/cluster/cmd/kit-standin, static): not in all
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,12 +27,12 @@ KUBE_MINOR=$(echo "$KUBE_VERSION" | cut -d. -f2)
 # module_of NAME prints "module-dir package-path" for a binary the kit builds.
 module_of() {
 	case "$1" in
-	kube-apiserver | kube-controller-manager | kube-scheduler | kubectl)
+	kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kubeadm | kube-proxy)
 		echo "controlplane k8s.io/kubernetes/cmd/$1" ;;
 	etcd) echo "etcd go.etcd.io/etcd/server/v3" ;;
 	kwok | kwokctl) echo "cluster sigs.k8s.io/kwok/cmd/$1" ;;
 	kind) echo "cluster sigs.k8s.io/kind" ;;
-	kit-component) echo "cluster github.com/controller-kit/controller-kit/hack/cluster/cmd/kit-component" ;;
+	kit-component | kit-standin) echo "cluster github.com/controller-kit/controller-kit/hack/cluster/cmd/$1" ;;
 	controller-gen) echo "tools sigs.k8s.io/controller-tools/cmd/controller-gen" ;;
 	deepcopy-gen | client-gen | lister-gen | informer-gen | applyconfiguration-gen)
 		echo "tools k8s.io/code-generator/cmd/$1" ;;
@@ -45,6 +48,7 @@ expand() {
 	cluster) echo etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl kit-component ;;
 	codegen) echo controller-gen deepcopy-gen client-gen lister-gen informer-gen applyconfiguration-gen kustomize ;;
 	all) echo "$(expand cluster) $(expand codegen) kind" ;;
+	kind-node) echo kubelet kubeadm kube-proxy kit-standin ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -82,7 +86,10 @@ build() {
 	) &
 	local ticker=$!
 	local rc=0
-	(cd "$ROOT/hack/$mod" && GOWORK=off go build -trimpath -ldflags "-s -w $ldflags" -o "$out" "${pkgs[@]}") || rc=$?
+	# kit-standin runs alone in an image with no C library: link it statically.
+	local cgo=${CGO_ENABLED:-}
+	if [ "$*" = kit-standin ]; then cgo=0; fi
+	(cd "$ROOT/hack/$mod" && CGO_ENABLED=$cgo GOWORK=off go build -trimpath -ldflags "-s -w $ldflags" -o "$out" "${pkgs[@]}") || rc=$?
 	kill "$ticker" 2>/dev/null || true
 	wait "$ticker" 2>/dev/null || true
 	if [ $rc -ne 0 ]; then
@@ -109,7 +116,7 @@ main() {
 	for arg in "$@"; do
 		for name in $(expand "$arg"); do
 			if ! module_of "$name" >/dev/null; then
-				echo "build-bins: unknown binary '$name'; known: $(expand all) dlv" >&2
+				echo "build-bins: unknown binary '$name'; known: $(expand all) dlv $(expand kind-node)" >&2
 				exit 2
 			fi
 			want+=("$name")

@@ -63,6 +63,11 @@ kit_listed() {
 	grep -qx -- "$name" <<<"$out"
 }
 
+# kit_kind_node_image prints the name of the kit's own kind node image (make
+# kind-node-image): not kindest/node, so it is never taken for kind's published
+# image, and tagged with the kit's pinned Kubernetes version.
+kit_kind_node_image() { echo "controller-kit.local/kind-node:$("$KIT_ROOT/hack/controlplane/kube-version.sh")"; }
+
 # kit_kubectl runs the kit's own kubectl against the kit kubeconfig.
 kit_kubectl() { "$KIT_BIN/kubectl" --kubeconfig "$KIT_KUBECONFIG" "$@"; }
 

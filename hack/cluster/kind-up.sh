@@ -1,18 +1,71 @@
 #!/usr/bin/env bash
-# kind-up.sh creates (or reuses) the kind cluster 'controller-kit' for learners with
-# Docker, writing its kubeconfig to the same kit path as the local cluster. Without a
-# Docker engine it fails at once and points at the Docker-free local cluster.
+# kind-up.sh creates (or reuses) the kind cluster $KIT_CLUSTER (controller-kit by
+# default) for learners with Docker, writing its kubeconfig to the same kit path
+# as the local cluster. Without a Docker engine it fails at once and points at
+# the Docker-free local cluster and at the engine script.
+#
+# The node image: KIND_NODE_IMAGE empty takes the one kind-config.yaml pins
+# (kind v0.33.0's published image) when it is present or can be pulled, else the
+# kit's own (make kind-node-image) when that is present, and says which it took;
+# KIND_NODE_IMAGE=kit takes the kit's; any other value is an image name. An
+# existing cluster of another Kubernetes version than the image's is refused.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
+fail() {
+	echo "make kind-up: $*" >&2
+	exit 1
+}
+
 "$KIT_ROOT/hack/cluster/require-docker.sh" "make kind-up (kind runs its nodes as Docker containers)"
 "$KIT_ROOT/hack/build-bins.sh" kind kubectl
+
+config="$KIT_ROOT/hack/cluster/kind-config.yaml"
+pinned=$(sed -n 's/^ *image: *//p' "$config" | head -1)
+kit_image=$(kit_kind_node_image)
+present() { docker image inspect "$1" >/dev/null 2>&1; }
+
+case ${KIND_NODE_IMAGE:-} in
+"")
+	if present "$pinned"; then
+		image=$pinned
+		kit_log "node image: kind's published image $pinned (present)"
+	elif kit_log "pulling kind's published node image $pinned" && docker pull -q "$pinned" >/dev/null 2>"$KIT_OUT/kind-pull.log"; then
+		image=$pinned
+		kit_log "node image: kind's published image $pinned (pulled)"
+	elif present "$kit_image"; then
+		image=$kit_image
+		kit_log "node image: the kit's own $kit_image, since kind's published image cannot be pulled here ($(tail -1 "$KIT_OUT/kind-pull.log"))"
+	else
+		fail "kind's published node image $pinned cannot be pulled here ($(tail -1 "$KIT_OUT/kind-pull.log")), and the kit's own node image $kit_image is not built. Build it offline with 'make kind-node-image' (about half an hour the first time), then run make kind-up again."
+	fi
+	;;
+kit)
+	image=$kit_image
+	present "$image" || fail "KIND_NODE_IMAGE=kit asks for the kit's node image $image, which is not built: run 'make kind-node-image' first."
+	kit_log "node image: the kit's own $image (KIND_NODE_IMAGE=kit)"
+	;;
+*)
+	image=$KIND_NODE_IMAGE
+	present "$image" || docker pull -q "$image" >/dev/null ||
+		fail "KIND_NODE_IMAGE=$image is neither present nor pullable. Leave KIND_NODE_IMAGE empty for kind's published image, or set KIND_NODE_IMAGE=kit for the kit's (make kind-node-image)."
+	kit_log "node image: $image (KIND_NODE_IMAGE)"
+	;;
+esac
+# The Kubernetes version a node image holds, as kind reads it: /kind/version.
+want=$(docker run --rm --entrypoint cat "$image" /kind/version) || fail "the image $image has no /kind/version: it is not a kind node image"
+
+mkdir -p "$KIT_OUT"
 if kit_listed "$KIT_CLUSTER" "$KIT_BIN/kind" get clusters; then
-	kit_log "kind cluster '$KIT_CLUSTER' already exists; refreshing its kubeconfig"
+	have=$(docker exec "$KIT_CLUSTER-control-plane" cat /kind/version 2>/dev/null || echo unknown)
+	if [ "$have" != "$want" ]; then
+		fail "the kind cluster '$KIT_CLUSTER' runs Kubernetes $have, the node image asked for ($image) holds $want. Delete the cluster first: ${KIT_MAKE_PREFIX}make kind-down, then ${KIT_MAKE_PREFIX}make kind-up."
+	fi
+	kit_log "kind cluster '$KIT_CLUSTER' already exists (Kubernetes $have); refreshing its kubeconfig"
 	"$KIT_BIN/kind" export kubeconfig --name "$KIT_CLUSTER" --kubeconfig "$KIT_KUBECONFIG"
 	exit 0
 fi
-kit_log "creating kind cluster '$KIT_CLUSTER' (pulls the pinned node image the first time)"
-"$KIT_BIN/kind" create cluster --config "$KIT_ROOT/hack/cluster/kind-config.yaml" \
+kit_log "creating kind cluster '$KIT_CLUSTER' (Kubernetes $want)"
+"$KIT_BIN/kind" create cluster --config "$config" --name "$KIT_CLUSTER" --image "$image" \
 	--kubeconfig "$KIT_KUBECONFIG" --wait 3m
 kit_log "kind cluster ready; kubeconfig: $KIT_KUBECONFIG"

@@ -13,5 +13,7 @@ $what needs a running Docker engine, and none answers here ('docker info' failed
 Without Docker, use the kit's local cluster instead: 'make local-up' starts it from real
 upstream binaries, and 'make run-workqueue', 'make run-sample' and 'make run-guestbook'
 run the controllers on it, outside any container.
+On a Debian-like machine with no Docker at all, 'sudo make docker-engine' installs
+Debian's docker.io and starts it, ready for kind (hack/cluster/docker-engine.sh).
 MSG
 exit 1
