@@ -206,19 +206,19 @@ test-lesson5: ## Lesson 5's e2e suite with the reference, the checks against the
 
 ##@ Your own controller
 
-##% FROM new-controller: the tier to start from, sample-controller (kubebuilder-guestbook: not yet)
+##% FROM new-controller: the tier to start from: sample-controller (its code, every name rewritten) or kubebuilder-guestbook (a new project from the pinned kubebuilder CLI, with the kit's conventions)
 FROM ?=
 ##% DIR new-controller: the new project's folder, new or empty: outside the kit (DIR=../bar-controller), or at its top level (then added to go.work)
 DIR ?=
 ##% MODULE new-controller: the new project's Go module path, such as example.com/bar-controller
 MODULE ?=
-##% GROUP new-controller: the API group of the new kind, a domain of your own, such as bar.example.com
+##% GROUP new-controller: the API group of the new kind, a domain of your own, such as bar.example.com (kubebuilder-guestbook: --group bar, --domain example.com)
 GROUP ?=
 ##% KIND new-controller: the new kind, CamelCase, such as Bar
 KIND ?=
 ##% VERSION new-controller: the API version (default v1alpha1)
 VERSION ?= v1alpha1
-##% NAME new-controller: the controller's name: binary, ServiceAccount, namespace NAME-system, Lease, field manager (default: the kind in lowercase words joined by -, then -controller: KIND=WebApp gives web-app-controller)
+##% NAME new-controller: the controller's name: binary, ServiceAccount, namespace NAME-system, Lease, field manager (kubebuilder-guestbook: --project-name, so namespace NAME-system, NAME- before each object of config/default, Lease, image) (default: the kind in lowercase words joined by -, then -controller: KIND=WebApp gives web-app-controller)
 NAME ?=
 
 .PHONY: new-controller
@@ -226,9 +226,9 @@ new-controller: ## A controller project of your own from a tier: make new-contro
 	@FROM='$(FROM)' DIR='$(DIR)' MODULE='$(MODULE)' GROUP='$(GROUP)' KIND='$(KIND)' VERSION='$(VERSION)' NAME='$(NAME)' hack/new-controller.sh
 
 .PHONY: test-new-controller
-test-new-controller: ## make new-controller's test: a Bar controller from sample-controller outside the tree, built, its unit tests and make verify; on the cluster KUBECONFIG reaches (skipped when none), its CRD and RBAC installed and a Bar reconciled.
+test-new-controller: ## make new-controller's test: a Bar controller from each tier outside the tree, built, its unit tests and make verify; on the cluster KUBECONFIG reaches (skipped when none), its own e2e suite, and a Bar reconciled as its ServiceAccount.
 	@hack/build-bins.sh envtest kubectl
-	@cd hack/newcontroller && go test -tags e2e -count=1 -timeout 20m -v .
+	@cd hack/newcontroller && go test -tags e2e -count=1 -timeout 40m -v .
 
 ##@ Development
 

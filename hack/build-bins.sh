@@ -12,6 +12,8 @@
 #   codegen  controller-gen, the code-generator generators, kustomize
 #   all      every binary below, plus kind
 #   dlv      delve, the debugger (lesson 4): not in all, built on first use
+#   kubebuilder  the kubebuilder CLI (make new-controller FROM=kubebuilder-guestbook):
+#            not in all, built on first use
 #   kind-node  what make kind-node-image puts in the kit's kind node image beside the
 #            cluster binaries: kubelet, kubeadm, kube-proxy, and kit-standin (the stand-in
 #            images' one program, hack/cluster/cmd/kit-standin, static): not in all
@@ -37,6 +39,7 @@ module_of() {
 	deepcopy-gen | client-gen | lister-gen | informer-gen | applyconfiguration-gen)
 		echo "tools k8s.io/code-generator/cmd/$1" ;;
 	kustomize) echo "tools sigs.k8s.io/kustomize/kustomize/v5" ;;
+	kubebuilder) echo "tools sigs.k8s.io/kubebuilder/v4" ;;
 	dlv) echo "delve github.com/go-delve/delve/cmd/dlv" ;;
 	*) return 1 ;;
 	esac
@@ -116,7 +119,7 @@ main() {
 	for arg in "$@"; do
 		for name in $(expand "$arg"); do
 			if ! module_of "$name" >/dev/null; then
-				echo "build-bins: unknown binary '$name'; known: $(expand all) dlv $(expand kind-node)" >&2
+				echo "build-bins: unknown binary '$name'; known: $(expand all) dlv kubebuilder $(expand kind-node)" >&2
 				exit 2
 			fi
 			want+=("$name")

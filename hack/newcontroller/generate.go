@@ -35,9 +35,19 @@ var skipped = map[string]bool{
 type templateData struct {
 	Names
 	Lower, LowerPlural, APIDir string
+	// VersionGo is the version as client-gen spells it in Go (V1alpha1).
+	VersionGo string
+	// Alias is the import name of the API package: bar and v1alpha1 give barv1alpha1.
+	Alias string
 	// Assets is the folder of envtest's kube-apiserver and etcd; KubeMinor, such
 	// as 1.37.x, what setup-envtest is asked for.
 	Assets, KubeMinor string
+	// KubebuilderPlural is the kind's plural as the kubebuilder CLI spelled it in
+	// the RBAC markers it scaffolded (Person: people); set once it has run.
+	KubebuilderPlural string
+	// Year is the year the project is made: the kubebuilder project's Makefile
+	// keeps it for the license header of generated files.
+	Year int
 }
 
 // progress prints numbered steps with the seconds since the start.
@@ -74,29 +84,12 @@ func Generate(n Names, kitRoot string, out io.Writer) error {
 	defer os.RemoveAll(stage)
 	proj := filepath.Join(stage, n.Name)
 
-	p.step("copying %s into a temporary folder with every name rewritten (%s, %s, %s/%s, %s)", n.From, n.Module, n.Kind, n.Group, n.Version, n.Name)
-	if err := copyTier(n, filepath.Join(kit, n.From), proj); err != nil {
-		return err
+	makeProject := makeFromSample
+	if n.fromKubebuilder() {
+		makeProject = makeFromKubebuilder
 	}
-	if err := writeTemplates(data, proj); err != nil {
+	if err := makeProject(p, data, kit, proj); err != nil {
 		return err
-	}
-	p.step("hack/tools/go.mod: the generators at the kit's pins (hack/tools/go.mod of the kit)")
-	if err := writeToolsModule(n, kit, proj); err != nil {
-		return err
-	}
-	if err := run(out, filepath.Join(proj, "hack", "tools"), "go", "mod", "tidy"); err != nil {
-		return err
-	}
-	p.step("generating deepcopy, clientset, listers, informers and the CRD (the first time builds the generators: a minute or two)")
-	if err := run(out, proj, "hack/update-codegen.sh"); err != nil {
-		return err
-	}
-	p.step("go mod tidy, go build ./..., go vet ./...")
-	for _, args := range [][]string{{"mod", "tidy"}, {"build", "./..."}, {"vet", "./..."}} {
-		if err := run(out, proj, "go", args...); err != nil {
-			return err
-		}
 	}
 	p.step("git init and a first commit (so make verify has a HEAD to check)")
 	if err := gitInit(out, proj); err != nil {
@@ -115,8 +108,44 @@ func Generate(n Names, kitRoot string, out io.Writer) error {
 	} else {
 		p.step("the project is outside the kit's tree: the kit is untouched")
 	}
-	fmt.Fprintf(out, "\nDone: %s (%s, %s %s/%s). Next:\n  cd %s\n  make help\n  make test-unit\n  make verify\n  make run    # against $KUBECONFIG (in the kit: eval \"$(make env)\" first)\n",
-		n.Dir, n.Module, n.Kind, n.Group, n.Version, n.Dir)
+	unit := "make test-unit"
+	if n.fromKubebuilder() {
+		unit = "make test     "
+	}
+	fmt.Fprintf(out, "\nDone: %s (%s, %s %s/%s). Next:\n  cd %s\n  make help\n  %s  # unit and envtest tests\n  make verify\n  make run        # against $KUBECONFIG (in the kit: eval \"$(make env)\" first)\n  make test-e2e   # the project's e2e suite, against $KUBECONFIG too\n",
+		n.Dir, n.Module, n.Kind, n.Group, n.Version, n.Dir, unit)
+	return nil
+}
+
+// makeFromSample makes the project in proj from sample-controller: the tier
+// copied with every name rewritten, the project's own files from template/,
+// its code regenerated, built and vetted.
+func makeFromSample(p progress, d templateData, kit, proj string) error {
+	n := d.Names
+	p.step("copying %s into a temporary folder with every name rewritten (%s, %s, %s/%s, %s)", n.From, n.Module, n.Kind, n.Group, n.Version, n.Name)
+	if err := copyTier(n, filepath.Join(kit, n.From), proj); err != nil {
+		return err
+	}
+	if err := writeTemplates(d, proj); err != nil {
+		return err
+	}
+	p.step("hack/tools/go.mod: the generators at the kit's pins (hack/tools/go.mod of the kit)")
+	if err := writeToolsModule(n, kit, proj); err != nil {
+		return err
+	}
+	if err := run(p.out, filepath.Join(proj, "hack", "tools"), "go", "mod", "tidy"); err != nil {
+		return err
+	}
+	p.step("generating deepcopy, clientset, listers, informers and the CRD (the first time builds the generators: a minute or two)")
+	if err := run(p.out, proj, "hack/update-codegen.sh"); err != nil {
+		return err
+	}
+	p.step("go mod tidy, go build ./..., go vet ./... and go vet -tags e2e ./test/e2e/")
+	for _, args := range [][]string{{"mod", "tidy"}, {"build", "./..."}, {"vet", "./..."}, {"vet", "-tags", "e2e", "./test/e2e/"}} {
+		if err := run(p.out, proj, "go", args...); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -145,7 +174,13 @@ func newTemplateData(n Names, kit string) (templateData, error) {
 		Lower:       strings.ToLower(n.Kind),
 		LowerPlural: strings.ToLower(n.Plural),
 		APIDir:      path.Join("pkg/apis", n.GroupPkg, n.Version),
+		VersionGo:   strings.ToUpper(n.Version[:1]) + n.Version[1:],
+		Alias:       n.GroupPkg + n.Version,
 		Assets:      os.Getenv("KUBEBUILDER_ASSETS"),
+		Year:        time.Now().Year(),
+	}
+	if n.fromKubebuilder() {
+		d.APIDir = path.Join("api", n.Version)
 	}
 	version, err := exec.Command(filepath.Join(kit, "hack", "controlplane", "kube-version.sh")).Output()
 	if err != nil {
@@ -218,44 +253,87 @@ func copyTier(n Names, tier, proj string) error {
 	})
 }
 
-// writeTemplates fills in the files under template/<tier>/ and writes them into
-// proj; "gitignore" becomes .gitignore (embed leaves out dot files).
+// writeTemplates fills in the files under template/common/ and then
+// template/<tier>/ and writes them into proj, replacing what is there. Names in
+// a template's path change as the project's files are named: "gitignore" and
+// "github/" become .gitignore and .github/ (embed leaves out dot files), a
+// trailing ".tmpl" goes (it keeps Go from reading a template as source), and
+// KIND, GROUP and VERSION become the kind in lowercase, the group's first label
+// and the version. A Go file is formatted once filled in.
 func writeTemplates(d templateData, proj string) error {
-	root := "template/" + d.From
-	return fs.WalkDir(templates, root, func(name string, entry fs.DirEntry, err error) error {
-		if err != nil || entry.IsDir() {
-			return err
-		}
-		content, err := templates.ReadFile(name)
+	for _, root := range []string{"template/common", "template/" + d.From} {
+		err := fs.WalkDir(templates, root, func(name string, entry fs.DirEntry, err error) error {
+			if err != nil || entry.IsDir() {
+				return err
+			}
+			content, err := templates.ReadFile(name)
+			if err != nil {
+				return err
+			}
+			tmpl, err := template.New(name).Option("missingkey=error").Parse(string(content))
+			if err != nil {
+				return err
+			}
+			var b bytes.Buffer
+			if err := tmpl.Execute(&b, d); err != nil {
+				return err
+			}
+			rel := templatePath(d, strings.TrimPrefix(name, root+"/"))
+			text := b.String()
+			if path.Ext(rel) == ".go" {
+				formatted, err := format.Source(b.Bytes())
+				if err != nil {
+					return fmt.Errorf("%s filled in: %w", name, err)
+				}
+				text = string(formatted)
+			}
+			mode := fs.FileMode(0o644)
+			if strings.HasSuffix(rel, ".sh") {
+				mode = 0o755
+			}
+			return writeFile(filepath.Join(proj, filepath.FromSlash(rel)), text, mode)
+		})
 		if err != nil {
 			return err
 		}
-		tmpl, err := template.New(name).Option("missingkey=error").Parse(string(content))
-		if err != nil {
-			return err
-		}
-		var b bytes.Buffer
-		if err := tmpl.Execute(&b, d); err != nil {
-			return err
-		}
-		rel := strings.TrimPrefix(name, root+"/")
-		if rel == "gitignore" {
-			rel = ".gitignore"
-		}
-		mode := fs.FileMode(0o644)
-		if strings.HasSuffix(rel, ".sh") {
-			mode = 0o755
-		}
-		return writeFile(filepath.Join(proj, filepath.FromSlash(rel)), b.String(), mode)
-	})
+	}
+	return nil
 }
 
-// The kit's tools the project does not use: kustomize (the tier has no
-// kustomization) and applyconfiguration-gen (it does not use apply configurations).
-var unusedTool = regexp.MustCompile(`(?m)^\s*(sigs\.k8s\.io/kustomize/kustomize/v5|k8s\.io/code-generator/cmd/applyconfiguration-gen)\s*\n`)
+// templatePath is the path in the project of the template at rel.
+func templatePath(d templateData, rel string) string {
+	switch {
+	case rel == "gitignore":
+		rel = ".gitignore"
+	case strings.HasPrefix(rel, "github/"):
+		rel = "." + rel
+	}
+	rel = strings.TrimSuffix(rel, ".tmpl")
+	return strings.NewReplacer("KIND", d.Lower, "GROUP", d.GroupPkg, "VERSION", d.Version).Replace(rel)
+}
+
+// unusedTools are, for each tier, the kit's tools its projects do not run:
+// sample-controller's no kustomize (it has no kustomization), applyconfiguration-gen
+// (it uses no apply configurations) or kubebuilder; kubebuilder's no code-generator.
+var unusedTools = map[string]*regexp.Regexp{
+	"sample-controller":     regexp.MustCompile(`(?m)^\s*(sigs\.k8s\.io/kustomize/kustomize/v5|k8s\.io/code-generator/cmd/applyconfiguration-gen|sigs\.k8s\.io/kubebuilder/v4)\s*\n`),
+	"kubebuilder-guestbook": regexp.MustCompile(`(?m)^\s*k8s\.io/code-generator/cmd/[a-z-]+\s*\n`),
+}
+
+// toolsHeaders are the first lines of a project's hack/tools/go.mod.
+var toolsHeaders = map[string]string{
+	"sample-controller": "// Module tools pins the code generators hack/update-codegen.sh runs through\n" +
+		"// 'go tool -modfile=hack/tools/go.mod', at controller-kit's versions when this project\n" +
+		"// was made. A module of its own, so a tool's dependencies never move the controller's.\n",
+	"kubebuilder-guestbook": "// Module tools pins controller-gen and kustomize, which the Makefile builds into\n" +
+		"// bin/ from it, and the kubebuilder CLI ('go tool -modfile=hack/tools/go.mod kubebuilder'),\n" +
+		"// at controller-kit's versions when this project was made. A module of its own, so a\n" +
+		"// tool's dependencies never move the controller's.\n",
+}
 
 // writeToolsModule writes hack/tools/go.mod and go.sum from the kit's: the same
-// requirements, hence the same generator versions, under the project's module path.
+// requirements, hence the same tool versions, under the project's module path,
+// without the tools the tier does not run (go mod tidy then drops what only they needed).
 func writeToolsModule(n Names, kit, proj string) error {
 	mod, err := os.ReadFile(filepath.Join(kit, "hack", "tools", "go.mod"))
 	if err != nil {
@@ -271,10 +349,7 @@ func writeToolsModule(n Names, kit, proj string) error {
 		return errors.New("the kit's hack/tools/go.mod has no module line")
 	}
 	_, rest, _ := strings.Cut(text[i+1:], "\n")
-	header := "// Module tools pins the code generators hack/update-codegen.sh runs through\n" +
-		"// 'go tool -modfile=hack/tools/go.mod', at controller-kit's versions when this project\n" +
-		"// was made. A module of its own, so a tool's dependencies never move the controller's.\n"
-	text = header + "module " + n.Module + "/hack/tools\n" + unusedTool.ReplaceAllString(rest, "")
+	text = toolsHeaders[n.From] + "module " + n.Module + "/hack/tools\n" + unusedTools[n.From].ReplaceAllString(rest, "")
 	if err := writeFile(filepath.Join(proj, "hack", "tools", "go.mod"), text, 0o644); err != nil {
 		return err
 	}

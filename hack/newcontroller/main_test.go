@@ -25,9 +25,8 @@ func TestBadInputNamesTheVariableAndTheFixAndWritesNothing(t *testing.T) {
 		// want are parts of the error: the variable with its value, and the fix.
 		want []string
 	}{
-		{"missing FROM", "from", "", []string{"FROM is missing", "FROM=sample-controller"}},
-		{"unknown FROM", "from", "workqueue", []string{"FROM=workqueue is not a tier", "FROM=sample-controller"}},
-		{"FROM not written yet", "from", "kubebuilder-guestbook", []string{"FROM=kubebuilder-guestbook", "not written yet", "FROM=sample-controller"}},
+		{"missing FROM", "from", "", []string{"FROM is missing", "FROM=sample-controller", "FROM=kubebuilder-guestbook"}},
+		{"unknown FROM", "from", "workqueue", []string{"FROM=workqueue is not a tier", "FROM=sample-controller", "FROM=kubebuilder-guestbook"}},
 		{"missing DIR", "dir", "", []string{"DIR is missing", "DIR=../bar-controller"}},
 		{"missing MODULE", "module", "", []string{"MODULE is missing", "MODULE=example.com/bar-controller"}},
 		{"MODULE with a space", "module", "example.com/bar controller", []string{`MODULE=example.com/bar controller is not a Go module path`, `"bar controller"`}},
@@ -120,7 +119,7 @@ func TestPluralIsCodeGeneratorsPlural(t *testing.T) {
 // leftover finds a name of the tier that should have been rewritten.
 // kept are the mentions left on purpose: upstream's paths (the comments that
 // compare with upstream) and where the project says what it was made from.
-var kept = regexp.MustCompile(`k8s\.io/sample-controller[^\s,]*|controller-kit's sample-controller|sample-controller's e2e suite`)
+var kept = regexp.MustCompile(`k8s\.io/sample-controller[^\s,]*|controller-kit's sample-controller|sample-controller's own suite`)
 
 var leftover = regexp.MustCompile(`(?i)foo|samplecontroller|controller-kit/controller-kit|(^|[^/])sample-controller|v1alpha1`)
 
@@ -145,7 +144,7 @@ func TestEveryTierNameIsRewritten(t *testing.T) {
 	if err := writeTemplates(data, proj); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"pkg/apis/web/v1beta1/types.go", "config/examples/webapp.yaml", "hack/update-codegen.sh", "hack/verify-codegen.sh", ".gitignore"} {
+	for _, want := range []string{"pkg/apis/web/v1beta1/types.go", "config/examples/webapp.yaml", "hack/update-codegen.sh", "hack/verify-codegen.sh", ".gitignore", "test/e2e/e2e_test.go", "test/e2e/cluster_test.go"} {
 		if _, err := os.Stat(filepath.Join(proj, want)); err != nil {
 			t.Errorf("the project has no %s", want)
 		}
@@ -183,6 +182,8 @@ func TestEveryTierNameIsRewritten(t *testing.T) {
 		"config/manager/namespace.yaml": "name: web-app-controller-system",
 		"config/examples/webapp.yaml":   "apiVersion: web.example.com/v1beta1",
 		"Makefile":                      "CRD := config/crd/web.example.com_webapps.yaml",
+		"test/e2e/e2e_test.go":          "clientset.WebV1beta1().WebApps(ns)",
+		"test/e2e/cluster_test.go":      `GenerateName: "web-app-controller-e2e-"`,
 	} {
 		content, _ := os.ReadFile(filepath.Join(proj, file))
 		if !strings.Contains(string(content), want) {

@@ -20,25 +20,31 @@ type Request struct {
 	Name    string // NAME: the controller's name (binary, ServiceAccount, Lease, ...)
 }
 
+// fromKubebuilder reports whether the project is made by the kubebuilder CLI.
+func (r Request) fromKubebuilder() bool { return r.From == "kubebuilder-guestbook" }
+
 // Names are the request's names and every form of them the tier's code spells:
 // the kind in its plural and lowercase forms, the group's Go package, and so on.
 type Names struct {
 	Request
 	// Dir is the absolute path of Request.Dir.
 	Dir string
-	// GroupPkg is the Go package of the group under pkg/apis: its first label.
+	// GroupPkg is the group's first label: the Go package of the group under
+	// pkg/apis (sample-controller), or kubebuilder's --group (kubebuilder-guestbook).
 	GroupPkg string
+	// Domain is the rest of the group after its first label: kubebuilder's --domain.
+	Domain string
 	// GroupGo is GroupPkg as client-gen names it in Go (Bar in BarV1alpha1()).
 	GroupGo string
 	// Plural is the kind's plural as code-generator's namer spells it (Policies).
 	Plural string
 }
 
-// tiers are the FROM values this command knows, each with what it still lacks.
-var tiers = map[string]string{
-	"sample-controller":     "",
-	"kubebuilder-guestbook": "not written yet: `kubebuilder init` and `create api` with the pinned CLI is the next slice of this command",
-}
+// tiers are the FROM values this command knows, in the order errors list them.
+var tiers = []string{"sample-controller", "kubebuilder-guestbook"}
+
+// knownTiers is tiers as the fix of an error spells it.
+var knownTiers = "FROM=sample-controller (client-go, code-generator) or FROM=kubebuilder-guestbook (kubebuilder, controller-runtime)"
 
 var (
 	dnsLabel      = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -50,15 +56,28 @@ var (
 	modulePathElement = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
 )
 
-// usedNames are lowercase words the tier's code already uses as Go names (the
-// keywords and the packages it imports, the kinds it handles): a kind whose
-// lowercase form is one of them would not compile once rewritten.
-var usedNames = []string{
-	// Go's keywords
+// goKeywords are Go's keywords: no Go name may be one.
+var goKeywords = []string{
 	"break", "case", "chan", "const", "continue", "default", "defer", "else", "fallthrough",
 	"for", "func", "go", "goto", "if", "import", "interface", "map", "package", "range",
 	"return", "select", "struct", "switch", "type", "var",
-	// packages and names of the tier's code
+}
+
+// usedNames returns the lowercase words the tier's code already uses as Go names:
+// a kind whose lowercase form is one of them would not compile once written.
+// sample-controller names variables and packages after the kind, so its imports
+// and kinds count too; kubebuilder's scaffold names a variable after the kind in
+// the test it writes (replaced afterwards, but it must compile first: kubebuilder
+// formats it), and this command's own files use no name made of the kind.
+func usedNames(from string) []string {
+	if from == "kubebuilder-guestbook" {
+		return goKeywords
+	}
+	return append(slices.Clone(goKeywords), sampleNames...)
+}
+
+// sampleNames are the packages and names of sample-controller's code.
+var sampleNames = []string{
 	"atomic", "cache", "cli", "cmd", "context", "controller", "errors", "fmt", "http", "klog",
 	"labels", "logs", "maps", "meta", "metav1", "net", "os", "rest", "runtime", "scheme",
 	"schema", "signal", "slices", "strings", "syscall", "term", "testing", "time", "uuid",
@@ -74,14 +93,13 @@ func (r Request) Validate() (Names, error) {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	n := Names{Request: r}
 
-	switch why, ok := tiers[r.From]; {
+	switch {
 	case r.From == "":
-		bad("FROM is missing: name the tier to start from, FROM=sample-controller")
-	case !ok:
-		bad("FROM=%s is not a tier this command knows: use FROM=sample-controller", r.From)
-	case why != "":
-		bad("FROM=%s is %s; use FROM=sample-controller for now", r.From, why)
+		bad("FROM is missing: name the tier to start from, %s", knownTiers)
+	case !slices.Contains(tiers, r.From):
+		bad("FROM=%s is not a tier this command knows: use %s", r.From, knownTiers)
 	}
+	used := usedNames(r.From)
 
 	if r.Dir == "" {
 		bad("DIR is missing: name the folder for the new project, such as DIR=../bar-controller (outside the kit) or DIR=$HOME/src/bar-controller")
@@ -116,11 +134,16 @@ func (r Request) Validate() (Names, error) {
 	case hasSuffix(r.Group, "k8s.io") || hasSuffix(r.Group, "kubernetes.io"):
 		bad("GROUP=%s ends in k8s.io or kubernetes.io, which the API server keeps for APIs the Kubernetes project approved: use a domain of your own, such as GROUP=bar.example.com", r.Group)
 	default:
-		n.GroupPkg = strings.Split(r.Group, ".")[0]
+		n.GroupPkg, n.Domain, _ = strings.Cut(r.Group, ".")
+		// Where the first label becomes a Go name, in the tier's words.
+		goName := fmt.Sprintf("the Go package of the API (pkg/apis/%s)", n.GroupPkg)
+		if r.fromKubebuilder() {
+			goName = fmt.Sprintf("kubebuilder's --group, which names the API's import (%s%s in cmd/main.go)", n.GroupPkg, r.Version)
+		}
 		if !goPackageName.MatchString(n.GroupPkg) {
-			bad("GROUP=%s: its first label, %q, names the Go package of the API (pkg/apis/%s) and so must be lowercase letters and digits, starting with a letter: for example GROUP=%s.example.com",
-				r.Group, n.GroupPkg, n.GroupPkg, strings.ReplaceAll(n.GroupPkg, "-", ""))
-		} else if slices.Contains(usedNames, n.GroupPkg) {
+			bad("GROUP=%s: its first label, %q, is %s and so must be lowercase letters and digits, starting with a letter: for example GROUP=%s.example.com",
+				r.Group, n.GroupPkg, goName, strings.ReplaceAll(n.GroupPkg, "-", ""))
+		} else if slices.Contains(used, n.GroupPkg) {
 			bad("GROUP=%s: its first label, %q, would name the API's Go package, and the code already uses that name: choose another first label, such as GROUP=my%s.%s", r.Group, n.GroupPkg, n.GroupPkg, strings.SplitN(r.Group, ".", 2)[1])
 		}
 		n.GroupGo = strings.ToUpper(n.GroupPkg[:1]) + n.GroupPkg[1:]
@@ -131,8 +154,12 @@ func (r Request) Validate() (Names, error) {
 		bad("KIND is missing: give the kind in CamelCase, such as KIND=Bar")
 	case !kindPattern.MatchString(r.Kind):
 		bad("KIND=%s is not a kind: a kind is CamelCase, letters and digits starting with an uppercase letter, such as KIND=Bar or KIND=WebApp", r.Kind)
-	case slices.Contains(usedNames, strings.ToLower(r.Kind)) || slices.Contains(usedNames, lowerFirst(r.Kind)):
-		bad("KIND=%s: its lowercase form %q is a name the %s code already uses (a Go keyword, an imported package or a kind it handles): choose another, such as KIND=My%s", r.Kind, strings.ToLower(r.Kind), r.From, r.Kind)
+	case slices.Contains(used, strings.ToLower(r.Kind)) || slices.Contains(used, lowerFirst(r.Kind)):
+		user := "a name the " + r.From + " code already uses (a Go keyword, an imported package or a kind it handles)"
+		if r.fromKubebuilder() {
+			user = "a Go keyword, and kubebuilder's scaffold names a variable so (its create api would fail)"
+		}
+		bad("KIND=%s: its lowercase form %q is %s: choose another, such as KIND=My%s", r.Kind, strings.ToLower(r.Kind), user, r.Kind)
 	default:
 		n.Plural = pluralOf(r.Kind)
 		if len(n.Plural) > 63 {

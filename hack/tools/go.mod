@@ -1,4 +1,6 @@
-// Module tools pins the code generators the kit runs through 'go tool -modfile'.
+// Module tools pins the code generators the kit runs through 'go tool -modfile',
+// kustomize, and the kubebuilder CLI make new-controller runs (adding it moved no
+// other tool's dependency: the generators build from the same module versions).
 // It stays outside go.work so a tool's dependencies never bump the controllers'.
 module github.com/controller-kit/controller-kit/hack/tools
 
@@ -11,6 +13,7 @@ tool (
 	k8s.io/code-generator/cmd/informer-gen
 	k8s.io/code-generator/cmd/lister-gen
 	sigs.k8s.io/controller-tools/cmd/controller-gen
+	sigs.k8s.io/kubebuilder/v4
 	sigs.k8s.io/kustomize/kustomize/v5
 )
 
@@ -45,6 +48,7 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/monochromegane/go-gitignore v0.0.0-20200626010858-205db1a8cc00 // indirect
 	github.com/sergi/go-diff v1.4.0 // indirect
+	github.com/spf13/afero v1.15.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
@@ -70,6 +74,7 @@ require (
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
 	sigs.k8s.io/controller-tools v0.23.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
+	sigs.k8s.io/kubebuilder/v4 v4.16.0 // indirect
 	sigs.k8s.io/kustomize/api v0.21.1 // indirect
 	sigs.k8s.io/kustomize/cmd/config v0.21.1 // indirect
 	sigs.k8s.io/kustomize/kustomize/v5 v5.8.1 // indirect
