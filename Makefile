@@ -69,7 +69,7 @@ local-up: ## Start the Docker-free local cluster (real etcd/kube-apiserver/contr
 local-down: ## Stop and delete the local cluster.
 	@hack/cluster/local-down.sh
 
-##% KIND_NODE_IMAGE kind-up: the node image: empty for kind's published one (else the kit's, when that cannot be pulled), kit for the kit's own (make kind-node-image), or an image name
+##% KIND_NODE_IMAGE kind-up, test-kind: the node image: empty for kind's published one (else the kit's, when that cannot be pulled), kit for the kit's own (make kind-node-image), or an image name
 .PHONY: kind-up
 kind-up: ## Create the kind cluster 'controller-kit' (needs a Docker engine; KIND_NODE_IMAGE= chooses the node image).
 	@KIND_NODE_IMAGE='$(KIND_NODE_IMAGE)' hack/cluster/kind-up.sh
@@ -318,6 +318,12 @@ RELIABILITY_RUN ?=
 test-reliability: ## Reliability scenarios (controllers killed mid-burst, the API server stopped, a lost leader, bad input, the shipped manifests under restricted PSS) on a fresh local cluster of their own; table + _output/reliability.json.
 	@hack/build-bins.sh cluster
 	@cd hack/reliability && go test -tags e2e -count=1 -timeout 60m -v $(if $(RELIABILITY_RUN),-run '$(RELIABILITY_RUN)') . -args -foos=$(RELIABILITY_FOOS) -guestbooks=$(RELIABILITY_GUESTBOOKS)
+
+##% KIT_E2E_PARALLEL check, test-*: how many tests of one e2e suite run at once (go test -parallel; default 16; make test-kind uses 2, since each guestbook Pod asks for CPU on a real node)
+.PHONY: test-kind
+test-kind: ## On a fresh kind cluster of its own (needs Docker): lessons 0-3 and 5 (their suites, stubs, solutions), then every controller built, loaded, deployed under restricted PSS, handed over, undeployed.
+	@hack/build-bins.sh cluster codegen kind
+	@KIND_NODE_IMAGE='$(KIND_NODE_IMAGE)' hack/test-kind.sh
 
 ##% FUZZTIME fuzz: how long each fuzz target runs (default 10s)
 FUZZTIME ?= 10s

@@ -8,7 +8,8 @@
 # (kind v0.33.0's published image) when it is present or can be pulled, else the
 # kit's own (make kind-node-image) when that is present, and says which it took;
 # KIND_NODE_IMAGE=kit takes the kit's; any other value is an image name. An
-# existing cluster of another Kubernetes version than the image's is refused.
+# existing cluster of another Kubernetes version than the image's is refused, and
+# so is an engine that does not run privileged containers (kind's nodes are).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
@@ -37,7 +38,7 @@ case ${KIND_NODE_IMAGE:-} in
 		image=$kit_image
 		kit_log "node image: the kit's own $kit_image, since kind's published image cannot be pulled here ($(tail -1 "$KIT_OUT/kind-pull.log"))"
 	else
-		fail "kind's published node image $pinned cannot be pulled here ($(tail -1 "$KIT_OUT/kind-pull.log")), and the kit's own node image $kit_image is not built. Build it offline with 'make kind-node-image' (about half an hour the first time), then run make kind-up again."
+		fail "kind's published node image $pinned cannot be pulled here ($(tail -1 "$KIT_OUT/kind-pull.log")), and the kit's own node image $kit_image is not built. Build it offline with 'make kind-node-image' (about 12 minutes on 2 cores the first time), then run make kind-up again."
 	fi
 	;;
 kit)
@@ -64,6 +65,13 @@ if kit_listed "$KIT_CLUSTER" "$KIT_BIN/kind" get clusters; then
 	kit_log "kind cluster '$KIT_CLUSTER' already exists (Kubernetes $have); refreshing its kubeconfig"
 	"$KIT_BIN/kind" export kubeconfig --name "$KIT_CLUSTER" --kubeconfig "$KIT_KUBECONFIG"
 	exit 0
+fi
+# kind's nodes are privileged containers: an engine that refuses them fails kind
+# late and obscurely, so ask first, with the node image itself.
+if ! docker run --rm --privileged --entrypoint /bin/true "$image" >/dev/null 2>"$KIT_OUT/kind-privileged.log"; then
+	fail "the Docker engine refuses privileged containers, and kind's nodes are privileged containers:
+  $(tail -1 "$KIT_OUT/kind-privileged.log")
+Where the machine's capability bounding set lacks a capability (grep CapBnd /proc/self/status), 'sudo make docker-engine' makes the kit's runtime wrapper kit-runc dockerd's default runtime, which drops that capability (hack/cluster/runc-wrapper.sh). Without Docker, 'make local-up' runs the kit's Docker-free cluster."
 fi
 kit_log "creating kind cluster '$KIT_CLUSTER' (Kubernetes $want)"
 "$KIT_BIN/kind" create cluster --config "$config" --name "$KIT_CLUSTER" --image "$image" \

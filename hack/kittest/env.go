@@ -50,6 +50,16 @@ const (
 	// unchanged copy and the pinned binaries: what the lesson starts from, which
 	// fails every exercise (make test-lesson4's stub step).
 	KubePristineEnv = "KIT_KUBE_PRISTINE"
+	// ParallelEnv is how many of a suite's independent tests run at once (go
+	// test's -parallel; unset: 16, since the tests mostly wait). Each guestbook
+	// Pod asks for 100m of CPU, so a kind node on a 2-CPU machine has room for
+	// two guestbook tests at a time: make test-kind sets 2.
+	ParallelEnv = "KIT_E2E_PARALLEL"
+	// StubTimeoutEnv is how long each wait of a lane's stub step may take (a
+	// Go duration; unset: 20s, enough where kwok starts and deletes Pods at
+	// once). On kind a real kubelet starts and stops each Pod, which on a
+	// loaded 2-CPU node takes longer: make test-kind sets 60s.
+	StubTimeoutEnv = "KIT_STUB_TIMEOUT"
 	// ClusterEnv names the kit cluster (hack/lib.sh's KIT_CLUSTER, default
 	// DefaultCluster): it picks the kit kubeconfig (see KitKubeconfig).
 	ClusterEnv = "KIT_CLUSTER"

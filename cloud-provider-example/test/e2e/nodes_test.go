@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,8 +28,9 @@ const (
 	// registers its Node with, and the cloud-node controller takes away
 	// (cloudproviderapi.TaintExternalCloudProvider).
 	uninitializedTaint = "node.cloudprovider.kubernetes.io/uninitialized"
-	// kwokAnnotation marks the Nodes kwok manages (the kit's fake Nodes).
-	kwokAnnotation = "kwok.x-k8s.io/node"
+	// toyNodePrefix begins the name of every Node this suite makes for a machine
+	// of the toy cloud; every other Node is the cluster's own.
+	toyNodePrefix = "toy-e2e-"
 )
 
 // nodeView is what the cloud-node controller could change on a Node: its
@@ -52,13 +54,14 @@ func (v nodeView) equal(o nodeView) bool {
 	return v.ProviderID == o.ProviderID && maps.Equal(v.Labels, o.Labels) && slices.Equal(v.Taints, o.Taints) && slices.Equal(v.Addresses, o.Addresses)
 }
 
-// kwokNodes returns what the cloud-node controller could change on each of
-// kwok's Nodes, by name, once kwok has made every one of them Ready with its
-// addresses (on a cluster started a moment ago it is still doing so).
-func kwokNodes(t *testing.T, cs kubernetes.Interface) map[string]nodeView {
+// clusterNodes returns what the cloud-node controller could change on each of
+// the cluster's own Nodes (kwok's on the kit's local cluster, kind's on kind),
+// by name, once every one of them is Ready with its addresses (on a cluster
+// started a moment ago, kwok or the kubelet is still reporting them).
+func clusterNodes(t *testing.T, cs kubernetes.Interface) map[string]nodeView {
 	t.Helper()
 	views := map[string]nodeView{}
-	kittest.Eventually(t, deadline, "kwok's Nodes to be Ready, with their addresses", func(ctx context.Context) (bool, error) {
+	kittest.Eventually(t, deadline, "the cluster's Nodes to be Ready, with their addresses", func(ctx context.Context) (bool, error) {
 		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
@@ -66,7 +69,7 @@ func kwokNodes(t *testing.T, cs kubernetes.Interface) map[string]nodeView {
 		clear(views)
 		for i := range list.Items {
 			n := &list.Items[i]
-			if n.Annotations[kwokAnnotation] != "fake" {
+			if strings.HasPrefix(n.Name, toyNodePrefix) {
 				continue
 			}
 			ready := slices.ContainsFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool {
@@ -86,19 +89,20 @@ func kwokNodes(t *testing.T, cs kubernetes.Interface) map[string]nodeView {
 // 5's second exercise, beyond the reference; it runs only with EXERCISE=nodes.
 // A Node of a machine the cloud config lists, registered with the uninitialized
 // taint, gets the machine's provider ID, addresses, instance type, zone and
-// region, a Normal Synced event, and loses the taint; kwok's Nodes, no machines
-// of the toy cloud, keep their provider ID, labels, taints and addresses while
-// the controller asks about them every second.
+// region, a Normal Synced event, and loses the taint; the cluster's own Nodes
+// (kwok's, or kind's), no machines of the toy cloud, keep their provider ID,
+// labels, taints and addresses while the controller asks about them every
+// second.
 func TestExerciseCloudNodeControllerInitializesTheMachinesNodeOnly(t *testing.T) {
 	kittest.Exercise(t, "nodes")
 	cs := clients(t)
 	ns := kittest.Namespace(t, cs, "cloud-nodes")
 	ctx := context.Background()
-	before := kwokNodes(t, cs)
+	before := clusterNodes(t, cs)
 
 	// A machine of a name of its own, so that a Node left from an earlier run
 	// is never taken for this one.
-	name := "toy-e2e-" + rand.String(5)
+	name := toyNodePrefix + rand.String(5)
 	address := "198.51.100.200"
 	config := filepath.Join(t.TempDir(), "cloud-config.yaml")
 	if err := os.WriteFile(config, fmt.Appendf(nil, "machines:\n- name: %s\n  address: %s\n  type: toy.small\n  zone: toy-zone-a\n", name, address), 0o644); err != nil {
@@ -162,12 +166,13 @@ func TestExerciseCloudNodeControllerInitializesTheMachinesNodeOnly(t *testing.T)
 		return err == nil && len(events.Items) > 0, err
 	})
 
-	// Three more rounds of questions about every Node, then kwok's are compared.
+	// Three more rounds of questions about every Node, then the cluster's own
+	// are compared.
 	time.Sleep(3 * time.Second)
-	after := kwokNodes(t, cs)
+	after := clusterNodes(t, cs)
 	for n, was := range before {
 		if now, ok := after[n]; ok && !now.equal(was) {
-			t.Errorf("kwok's Node %s, no machine of the toy cloud, was changed:\n  before: %+v\n  after:  %+v", n, was, now)
+			t.Errorf("the cluster's Node %s, no machine of the toy cloud, was changed:\n  before: %+v\n  after:  %+v", n, was, now)
 		}
 	}
 }

@@ -53,8 +53,25 @@ func TestGuestbookOperator(t *testing.T) {
 	// them, in reverse order: this one reads the manager's log once every
 	// subtest is done and before the manager is stopped.
 	t.Cleanup(func() {
-		// The shipped RBAC was enough for every subtest.
-		manager.RequireNoLine(t, "Starting manager", "the manager hit RBAC errors with the shipped role", "forbidden")
+		// The shipped RBAC was enough for every subtest. A create refused with
+		// "cannot find RESTMapping" is no RBAC error: the API server's
+		// OwnerReferencesPermissionEnforcement plugin could not look up the
+		// Guestbook kind in its discovery cache for a moment (seen on kind,
+		// with other lessons' CRDs applied beside this suite; see
+		// kittest.WaitForCRD), and the reconcile is retried.
+		if len(manager.Lines("Starting manager")) == 0 {
+			manager.RequireNoLine(t, "Starting manager", "the manager hit RBAC errors with the shipped role", "forbidden")
+			return
+		}
+		var refused []string
+		for _, line := range manager.Lines("forbidden") {
+			if !strings.Contains(line, "cannot find RESTMapping") {
+				refused = append(refused, line)
+			}
+		}
+		if len(refused) > 0 {
+			t.Errorf("manager: the manager hit RBAC errors with the shipped role:\n%s", strings.Join(refused, "\n"))
+		}
 	})
 
 	t.Run("BecomesAvailableAsPodsRunOnNodes", func(t *testing.T) {
