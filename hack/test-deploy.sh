@@ -18,8 +18,8 @@
 #      the controller is left but what its undeploy says it keeps (the CRD).
 #
 #   hack/test-deploy.sh          steps 1 to 5
-#   hack/test-deploy.sh build    step 1 only (make test-kind runs it while the
-#                                lessons' checks run, so the images are ready)
+#   hack/test-deploy.sh build    step 1 only (make test-kind runs it first, while
+#                                the cluster is idle)
 #   hack/test-deploy.sh deploy   steps 2 to 5, the images already loaded
 #
 # kubebuilder-guestbook is deployed with its webhooks off (config/default needs

@@ -35,7 +35,10 @@ type options struct {
 	root, lesson, reconciler, exercise, solution, timeout, run, lane, binary string
 	// logDir is where the suite keeps each test's controller logs and refused
 	// requests (kittest.LogDirEnv); run sets it.
-	logDir                                         string
+	logDir string
+	// parallel, when set, is go test's -parallel for this run, over
+	// KIT_E2E_PARALLEL (kittest.ParallelEnv); the lane's stub step sets it.
+	parallel                                       string
 	expectStub, verbose, validate, verifyContracts bool
 }
 

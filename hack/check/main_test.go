@@ -73,6 +73,9 @@ func TestReportExpectStubHoldsTheTableToTheRun(t *testing.T) {
 		{"an unexpected failure", map[string]string{"TestMissing": "fail", "TestPresent": "fail", "TestExtra": "skip"}, 1, "should pass"},
 		{"a test without a table entry", map[string]string{"TestMissing": "fail", "TestPresent": "pass", "TestExtra": "skip", "TestNew": "pass"}, 1, "TestNew (pass) has no row"},
 		{"a table entry without a test", map[string]string{"TestMissing": "fail", "TestExtra": "skip"}, 1, "TestPresent: no such test ran"},
+		// On kind the checks that read the local cluster's audit log skip
+		// themselves: they show nothing of the stub, which is no table error.
+		{"a check that skipped itself", map[string]string{"TestMissing": "skip", "TestPresent": "pass", "TestExtra": "skip"}, 0, "skip  missing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out strings.Builder

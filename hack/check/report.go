@@ -60,7 +60,10 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 		}
 		if o.expectStub && status == "" {
 			problems = append(problems, fmt.Sprintf("%s: no such test ran (is the table entry's name right?)", c.Test))
-		} else if o.expectStub && (c.Exercise == "" || status != "skip") && (status == "fail") != c.StubFails {
+		} else if o.expectStub && status != "skip" && (status == "fail") != c.StubFails {
+			// A check that skipped itself (an exercise not asked for; on kind, a
+			// check that reads the local cluster's audit log) shows nothing of
+			// the stub either way: its skip line above says why.
 			want := "pass"
 			if c.StubFails {
 				want = "fail"

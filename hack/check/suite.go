@@ -145,7 +145,7 @@ func run(o options, w io.Writer) (*suiteRun, error) {
 	}
 	// -parallel: the suites run their independent tests in parallel (t.Parallel),
 	// and go test would otherwise run only as many at once as there are CPUs.
-	parallel := cmp.Or(os.Getenv(kittest.ParallelEnv), "16")
+	parallel := cmp.Or(o.parallel, os.Getenv(kittest.ParallelEnv), "16")
 	args := []string{"tool", "test2json", testBin, "-test.v=test2json", "-test.timeout=30m", "-test.parallel=" + parallel}
 	if o.run != "" {
 		args = append(args, "-test.run="+o.run)

@@ -53,7 +53,8 @@ const (
 	// ParallelEnv is how many of a suite's independent tests run at once (go
 	// test's -parallel; unset: 16, since the tests mostly wait). Each guestbook
 	// Pod asks for 100m of CPU, so a kind node on a 2-CPU machine has room for
-	// two guestbook tests at a time: make test-kind sets 2.
+	// two guestbook tests at a time: make test-kind sets 2. A lane's stub
+	// step runs 16 at a time whatever it says: the stub makes no Pods.
 	ParallelEnv = "KIT_E2E_PARALLEL"
 	// StubTimeoutEnv is how long each wait of a lane's stub step may take (a
 	// Go duration; unset: 20s, enough where kwok starts and deletes Pods at
