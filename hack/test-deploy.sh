@@ -67,14 +67,32 @@ leader() {
 	return 1
 }
 
+# leader_is_not NS POD: a Pod of NS other than POD holds a Lease there.
+leader_is_not() {
+	local now
+	now=$(leader "$1") && [ "$now" != "$2" ]
+}
+
 # handover NS kills the leader's Pod and waits for another Pod to hold the Lease.
 handover() {
 	local ns=$1 old
 	old=$(leader "$ns") || { kit_log "    no Pod of $ns holds a Lease"; return 1; }
 	kit_log "    deleting the leader $old"
 	k -n "$ns" delete pod "$old" --wait=false >/dev/null
-	wait_for "another replica took the Lease" 120 bash -c "l=\$($(declare -f leader k); KIT_BIN='$KIT_BIN' leader '$ns') && [ \"\$l\" != '$old' ]"
+	wait_for "another replica took the Lease" 120 leader_is_not "$ns" "$old"
 }
+
+# field_is NS OBJECT JSONPATH VALUE: the object's field is VALUE ("" for unset).
+field_is() { [ "$(k -n "$1" get "$2" -o jsonpath="{$3}")" = "$4" ]; }
+
+# field_set NS OBJECT JSONPATH: the object's field is set, to anything.
+field_set() { ! field_is "$1" "$2" "$3" ""; }
+
+# namespace_gone NS: the namespace NS no longer exists.
+namespace_gone() { ! k get namespace "$1"; }
+
+# event_seen NS NAME REASON: an Event with REASON was recorded on the object NAME.
+event_seen() { [ -n "$(k -n "$1" get events --field-selector "involvedObject.name=$2,reason=$3" -o name)" ]; }
 
 # --- the controllers' own checks -----------------------------------------------
 # reconciles_TIER TEST-NAMESPACE N: the controller makes what it should for a
@@ -83,22 +101,20 @@ reconciles_workqueue-example() {
 	k -n "$1" run "pause-$2" --image=registry.k8s.io/pause:3.10 --restart=Never \
 		--overrides='{"spec":{"securityContext":{"runAsNonRoot":true,"runAsUser":65532,"seccompProfile":{"type":"RuntimeDefault"}},"containers":[{"name":"pause-'"$2"'","image":"registry.k8s.io/pause:3.10","securityContext":{"allowPrivilegeEscalation":false,"capabilities":{"drop":["ALL"]}}}]}}' >/dev/null
 	wait_for "Pod pause-$2 labelled controller-kit.dev/phase=Running" 120 \
-		bash -c "[ \"\$('$KIT_BIN/kubectl' -n '$1' get pod pause-$2 -o jsonpath='{.metadata.labels.controller-kit\.dev/phase}')\" = Running ]"
+		field_is "$1" "pod/pause-$2" '.metadata.labels.controller-kit\.dev/phase' Running
 }
 reconciles_sample-controller() {
 	sed "s/name: example-foo/name: foo-$2/; s/deploymentName: example-foo/deploymentName: foo-$2/; /namespace:/d" \
 		sample-controller/config/examples/foo.yaml | k -n "$1" apply --server-side -f - >/dev/null
 	wait_for "Foo foo-$2: its Deployment's Pod available (status.availableReplicas 1)" 180 \
-		bash -c "[ \"\$('$KIT_BIN/kubectl' -n '$1' get foo foo-$2 -o jsonpath='{.status.availableReplicas}')\" = 1 ]"
-	wait_for "Foo foo-$2: Event DeploymentCreated" 60 \
-		bash -c "'$KIT_BIN/kubectl' -n '$1' get events --field-selector involvedObject.name=foo-$2,reason=DeploymentCreated -o name | grep -q ."
+		field_is "$1" "foo/foo-$2" .status.availableReplicas 1
+	wait_for "Foo foo-$2: Event DeploymentCreated" 60 event_seen "$1" "foo-$2" DeploymentCreated
 }
 reconciles_cloud-provider-example() {
 	k -n "$1" create service loadbalancer "lb-$2" --tcp=80:80 >/dev/null
 	wait_for "Service lb-$2: a load balancer address" 120 \
-		bash -c "'$KIT_BIN/kubectl' -n '$1' get service lb-$2 -o jsonpath='{.status.loadBalancer.ingress[0].ip}' | grep -q ."
-	wait_for "Service lb-$2: Event EnsuredLoadBalancer" 60 \
-		bash -c "'$KIT_BIN/kubectl' -n '$1' get events --field-selector involvedObject.name=lb-$2,reason=EnsuredLoadBalancer -o name | grep -q ."
+		field_set "$1" "service/lb-$2" '.status.loadBalancer.ingress[0].ip'
+	wait_for "Service lb-$2: Event EnsuredLoadBalancer" 60 event_seen "$1" "lb-$2" EnsuredLoadBalancer
 }
 reconciles_kubebuilder-guestbook() {
 	sed "s/name: guestbook-sample/name: gb-$2/; s/followerReplicas: 2/followerReplicas: 1/; s/replicas: 2/replicas: 1/" \
@@ -180,7 +196,7 @@ deploy() {
 	else
 		make --no-print-directory -C "$t" undeploy >>"$KIT_OUT/deploy-$t.log" 2>&1
 	fi || { cat "$KIT_OUT/deploy-$t.log"; return 1; }
-	wait_for "undeployed: namespace $ns gone" 180 bash -c "! '$KIT_BIN/kubectl' get namespace '$ns'" || return 1
+	wait_for "undeployed: namespace $ns gone" 180 namespace_gone "$ns" || return 1
 	# Left behind: what is there now and was not before the deploy. (Objects the
 	# lessons' checks left under the tier's names may be gone: undeploy deletes
 	# its manifests' objects by name.)
