@@ -73,6 +73,12 @@ if ! docker run --rm --privileged --entrypoint /bin/true "$image" >/dev/null 2>"
   $(tail -1 "$KIT_OUT/kind-privileged.log")
 Where the machine's capability bounding set lacks a capability (grep CapBnd /proc/self/status), 'sudo make docker-engine' makes the kit's runtime wrapper kit-runc dockerd's default runtime, which drops that capability (hack/cluster/runc-wrapper.sh). Without Docker, 'make local-up' runs the kit's Docker-free cluster."
 fi
+# On a cgroup v1 engine the nodes use the cgroupfs driver (kind-config-cgroupv1.yaml).
+if [ "$(docker info --format '{{.CgroupVersion}}' 2>/dev/null)" = 1 ]; then
+	cat "$config" "$KIT_ROOT/hack/cluster/kind-config-cgroupv1.yaml" >"$KIT_OUT/kind-config-cgroupv1.yaml"
+	config="$KIT_OUT/kind-config-cgroupv1.yaml"
+	kit_log "the Docker engine runs cgroup v1: kubelet and containerd use the cgroupfs driver ($config)"
+fi
 kit_log "creating kind cluster '$KIT_CLUSTER' (Kubernetes $want)"
 "$KIT_BIN/kind" create cluster --config "$config" --name "$KIT_CLUSTER" --image "$image" \
 	--kubeconfig "$KIT_KUBECONFIG" --wait 3m

@@ -129,6 +129,42 @@ func TestKindConfigPinsKindsDefaultNodeImage(t *testing.T) {
 	}
 }
 
+// On a cgroup v1 engine make kind-up appends kind-config-cgroupv1.yaml to the
+// kind config: the joined file must still be one strict kind Cluster, whose node
+// tells kubelet and containerd (runc's options) alike to use cgroupfs, since a
+// kubelet and a runtime on different cgroup drivers cannot start a Pod.
+func TestKindConfigForCgroupV1UsesCgroupfsInKubeletAndContainerd(t *testing.T) {
+	base, err := os.ReadFile(kindConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra, err := os.ReadFile("../cluster/kind-config-cgroupv1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, err := checkKindConfig(append(base, extra...))
+	if err != nil {
+		t.Fatalf("kind-config.yaml with kind-config-cgroupv1.yaml appended: %v", err)
+	}
+	driver := ""
+	for _, patch := range cluster.Nodes[0].KubeadmConfigPatches {
+		var kubelet kubeletv1beta1.KubeletConfiguration
+		if err := yaml.Unmarshal([]byte(patch), &kubelet); err == nil && kubelet.Kind == "KubeletConfiguration" && kubelet.CgroupDriver != "" {
+			driver = kubelet.CgroupDriver
+		}
+	}
+	if driver != "cgroupfs" {
+		t.Errorf("the joined config sets the kubelet's cgroupDriver to %q, want cgroupfs", driver)
+	}
+	runcOptions := regexp.MustCompile(`(?m)^\s*\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.runc\.options\]\s*\n\s*SystemdCgroup = false\s*$`)
+	if len(cluster.ContainerdConfigPatches) != 1 || !runcOptions.MatchString(cluster.ContainerdConfigPatches[0]) {
+		t.Errorf("the joined config's containerdConfigPatches are %q; want one that sets SystemdCgroup = false in runc's options", cluster.ContainerdConfigPatches)
+	}
+	if strings.Contains(string(base), "cgroupDriver") || strings.Contains(string(base), "SystemdCgroup") {
+		t.Errorf("%s itself names a cgroup driver; on a cgroup v2 engine kind's own (systemd) is the one to use", kindConfigPath)
+	}
+}
+
 // The check itself: each kind of mistake a learner or a maintainer could make
 // in the file must be refused.
 func TestCheckKindConfigRefusesMistakes(t *testing.T) {
