@@ -4,7 +4,7 @@
 # For each controller, as a learner with Docker runs it:
 #
 #   1. make docker-build (the static image where base images cannot be pulled:
-#      hack/cluster/docker-build.sh) and make kind-load;
+#      hack/cluster/docker-build.sh), then make kind-load;
 #   2. its namespace made first, enforcing the restricted Pod Security Standard,
 #      then make deploy: every Pod must be admitted and become ready;
 #   3. it reconciles: an object of its own, in a namespace of its own (not
@@ -14,13 +14,19 @@
 #      one replica): with two replicas, the Pod holding the leader Lease is
 #      deleted, the other replica takes the Lease, and a second object is
 #      reconciled;
-#   5. make undeploy (after the test objects are gone): nothing cluster-wide of
-#      the controller is left but what its undeploy says it keeps (the CRD).
+#   5. make undeploy (after the test objects are gone): once every controller
+#      is undeployed, nothing cluster-wide of any is left but what its undeploy
+#      says it keeps (the CRD).
+#
+# Steps 2 to 5 run for the four controllers at once, each line of progress
+# starting with the tier: they share no object (the in-cluster
+# workqueue-example labels the others' Pods too, which none of them reads).
 #
 #   hack/test-deploy.sh          steps 1 to 5
-#   hack/test-deploy.sh build    step 1 only (make test-kind runs it first, while
-#                                the cluster is idle)
-#   hack/test-deploy.sh deploy   steps 2 to 5, the images already loaded
+#   hack/test-deploy.sh build    make docker-build only (no cluster needed: make
+#                                test-kind runs it while kind-up makes the cluster)
+#   hack/test-deploy.sh load     make kind-load only (the images built)
+#   hack/test-deploy.sh deploy   steps 2 to 5 (the images loaded)
 #
 # kubebuilder-guestbook is deployed with its webhooks off (config/default needs
 # cert-manager, which cannot be installed offline): its CRD, RBAC and manager
@@ -34,6 +40,12 @@ hack/build-bins.sh kubectl kustomize kind >/dev/null
 k() { "$KIT_BIN/kubectl" "$@"; }
 tag=kind-test
 failed=()
+# who is the tier a line of progress is about: deploy sets it in the subshell
+# each controller runs in, so that the four controllers' lines can be told apart.
+who=
+
+# say TEXT prints a line of progress about the tier $who.
+say() { kit_log "$who: $*"; }
 
 # wait_for WHAT SECONDS COMMAND... polls COMMAND every 2 seconds until it succeeds.
 wait_for() {
@@ -41,12 +53,12 @@ wait_for() {
 	shift 2
 	until "$@" >/dev/null 2>&1; do
 		if ((SECONDS > deadline)); then
-			kit_log "    timed out waiting for $what"
+			say "timed out waiting for $what"
 			return 1
 		fi
 		sleep 2
 	done
-	kit_log "    $what"
+	say "$what"
 }
 
 # restricted_namespace NS makes NS (if missing) enforcing the restricted standard.
@@ -76,8 +88,8 @@ leader_is_not() {
 # handover NS kills the leader's Pod and waits for another Pod to hold the Lease.
 handover() {
 	local ns=$1 old
-	old=$(leader "$ns") || { kit_log "    no Pod of $ns holds a Lease"; return 1; }
-	kit_log "    deleting the leader $old"
+	old=$(leader "$ns") || { say "no Pod of $ns holds a Lease"; return 1; }
+	say "deleting the leader $old"
 	k -n "$ns" delete pod "$old" --wait=false >/dev/null
 	wait_for "another replica took the Lease" 120 leader_is_not "$ns" "$old"
 }
@@ -152,20 +164,26 @@ EOF
 }
 
 # --- one tier ---------------------------------------------------------------
-# build TIER IMAGE-REPOSITORY builds the tier's image and loads it into the cluster.
+# build TIER IMAGE-REPOSITORY builds the tier's image (make docker-build).
 build() {
 	local t=$1 repo=$2 t0=$SECONDS
-	make --no-print-directory -C "$t" docker-build IMG="$repo:$tag" >"$KIT_OUT/deploy-$t.log" 2>&1 &&
-		make --no-print-directory -C "$t" kind-load IMG="$repo:$tag" KIND_CLUSTER="$KIT_CLUSTER" >>"$KIT_OUT/deploy-$t.log" 2>&1 ||
-		{ kit_log "$t: building or loading $repo:$tag FAILED"; cat "$KIT_OUT/deploy-$t.log"; return 1; }
-	kit_log "$t: built and loaded $repo:$tag ($(docker image inspect -f '{{index .Config.Labels "dev.controller-kit.image-build"}}' "$repo:$tag") image, $((SECONDS - t0)) s)"
+	make --no-print-directory -C "$t" docker-build IMG="$repo:$tag" >"$KIT_OUT/deploy-$t.log" 2>&1 ||
+		{ kit_log "$t: building $repo:$tag FAILED"; cat "$KIT_OUT/deploy-$t.log"; return 1; }
+	kit_log "$t: built $repo:$tag ($(docker image inspect -f '{{index .Config.Labels "dev.controller-kit.image-build"}}' "$repo:$tag") image, $((SECONDS - t0)) s)"
+}
+
+# load TIER IMAGE-REPOSITORY loads the tier's image into the cluster (make kind-load).
+load() {
+	local t=$1 repo=$2 t0=$SECONDS
+	make --no-print-directory -C "$t" kind-load IMG="$repo:$tag" KIND_CLUSTER="$KIT_CLUSTER" >>"$KIT_OUT/deploy-$t.log" 2>&1 ||
+		{ kit_log "$t: loading $repo:$tag FAILED"; cat "$KIT_OUT/deploy-$t.log"; return 1; }
+	kit_log "$t: loaded $repo:$tag into $KIT_CLUSTER ($((SECONDS - t0)) s)"
 }
 
 # deploy TIER NAMESPACE DEPLOYMENT IMAGE-REPOSITORY LEADER-ELECTION(yes|no)
 deploy() {
-	local t=$1 ns=$2 deploy=$3 repo=$4 elects=$5 testns="kind-test-$1" before left
-	kit_log "$t"
-	before=$(k get clusterroles,clusterrolebindings,namespaces -o name | sort)
+	local t=$1 ns=$2 deploy=$3 repo=$4 elects=$5 testns="kind-test-$1"
+	who=$t
 	restricted_namespace "$ns"
 	if [ "$t" = kubebuilder-guestbook ]; then
 		guestbook_manifests | k apply --server-side -f - >>"$KIT_OUT/deploy-$t.log" 2>&1
@@ -187,7 +205,7 @@ deploy() {
 		handover "$ns" || return 1
 		"reconciles_$t" "$testns" 2 || return 1
 	else
-		kit_log "    one replica: it elects no leader (two would both reconcile), so no handover"
+		say "one replica: it elects no leader (two would both reconcile), so no handover"
 	fi
 
 	k delete namespace "$testns" --wait=true --timeout=180s >/dev/null
@@ -196,18 +214,11 @@ deploy() {
 	else
 		make --no-print-directory -C "$t" undeploy >>"$KIT_OUT/deploy-$t.log" 2>&1
 	fi || { cat "$KIT_OUT/deploy-$t.log"; return 1; }
-	wait_for "undeployed: namespace $ns gone" 180 namespace_gone "$ns" || return 1
-	# Left behind: what is there now and was not before the deploy. (Objects the
-	# lessons' checks left under the tier's names may be gone: undeploy deletes
-	# its manifests' objects by name.)
-	left=$(comm -13 <(echo "$before") <(k get clusterroles,clusterrolebindings,namespaces -o name | sort))
-	if [ -n "$left" ]; then
-		kit_log "    undeploy left cluster-wide objects behind:"
-		echo "$left"
-		return 1
-	fi
-	kit_log "    undeployed: no ClusterRole, ClusterRoleBinding or namespace of it left"
+	wait_for "undeployed: namespace $ns gone" 180 namespace_gone "$ns"
 }
+
+# cluster_wide lists what undeploy must not leave behind, one name a line.
+cluster_wide() { k get clusterroles,clusterrolebindings,namespaces -o name | sort; }
 
 # Every controller: tier, its namespace, Deployment, image repository, and
 # whether it elects a leader.
@@ -219,26 +230,58 @@ controllers=(
 )
 
 mode=${1:-all}
-case $mode in all | build | deploy) ;; *)
-	echo "test-deploy.sh: unknown argument $mode; want build, deploy or nothing (both)" >&2
+case $mode in all | build | load | deploy) ;; *)
+	echo "test-deploy.sh: unknown argument $mode; want build, load, deploy or nothing (all three)" >&2
 	exit 2
 	;;
 esac
-for c in "${controllers[@]}"; do
-	read -r t ns d repo elects <<<"$c"
-	if [ "$mode" != deploy ]; then
-		build "$t" "$repo" || { failed+=("$t"); continue; }
+declare -A broken # tiers whose image failed: not loaded, not deployed
+if [ "$mode" = all ] || [ "$mode" = build ]; then
+	for c in "${controllers[@]}"; do
+		read -r t ns d repo elects <<<"$c"
+		build "$t" "$repo" || { failed+=("$t"); broken[$t]=1; }
+	done
+fi
+if [ "$mode" = all ] || [ "$mode" = load ]; then
+	for c in "${controllers[@]}"; do
+		read -r t ns d repo elects <<<"$c"
+		[ -z "${broken[$t]:-}" ] || continue
+		load "$t" "$repo" || { failed+=("$t"); broken[$t]=1; }
+	done
+fi
+if [ "$mode" = all ] || [ "$mode" = deploy ]; then
+	# Left behind: what is there once every controller is undeployed and was
+	# not before the first was deployed. (Objects the lessons' checks left under
+	# a tier's names may be gone: undeploy deletes its manifests' objects by name.)
+	before=$(cluster_wide)
+	declare -A pids
+	for c in "${controllers[@]}"; do
+		read -r t ns d repo elects <<<"$c"
+		[ -z "${broken[$t]:-}" ] || continue
+		# In a || list, so that a failing step inside is deploy's to report,
+		# as it does, and not set -e's to end the subshell in silence.
+		{ deploy "$t" "$ns" "$d" "$repo" "$elects" || exit 1; } &
+		pids[$t]=$!
+	done
+	for t in "${!pids[@]}"; do
+		wait "${pids[$t]}" || failed+=("$t")
+	done
+	left=$(comm -13 <(echo "$before") <(cluster_wide))
+	if [ -n "$left" ]; then
+		kit_log "undeploy left cluster-wide objects behind:"
+		echo "$left"
+		failed+=("undeploy")
+	else
+		kit_log "undeployed: no ClusterRole, ClusterRoleBinding or namespace of any controller left"
 	fi
-	if [ "$mode" != build ]; then
-		deploy "$t" "$ns" "$d" "$repo" "$elects" || failed+=("$t")
-	fi
-done
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
 	kit_log "in-cluster path FAILED for: ${failed[*]} (logs: $KIT_OUT/deploy-TIER.log)"
 	exit 1
 fi
 case $mode in
-build) kit_log "every controller's image built and loaded" ;;
+build) kit_log "every controller's image built" ;;
+load) kit_log "every controller's image loaded into $KIT_CLUSTER" ;;
 *) kit_log "in-cluster path: every controller deployed restricted, reconciling, handed over where it elects a leader, and undeployed" ;;
 esac

@@ -4,18 +4,20 @@
 # own, controller-kit-kind-test (its node image chosen as make kind-up chooses:
 # KIND_NODE_IMAGE), deleted afterwards whether the checks pass or not.
 #
-#   1. every controller's image built and loaded (hack/test-deploy.sh build),
-#      first, while the cluster is idle: on a 2-CPU machine with cgroup v1,
-#      compiling beside the lessons' Pods made runc fail to freeze a Pod's
-#      cgroup ("unable to freeze", kubernetes/kubernetes#131087), and the
-#      kubelet's retries outlasted the checks' waits;
+#   1. every controller's image built (hack/test-deploy.sh build) while kind
+#      makes the cluster, then loaded (load): first, before any Pod of the
+#      lessons runs: on a 2-CPU machine with cgroup v1, compiling beside the
+#      lessons' Pods made runc fail to freeze a Pod's cgroup ("unable to
+#      freeze", kubernetes/kubernetes#131087), and the kubelet's retries
+#      outlasted the checks' waits;
 #   2. lessons 0-3 and 5, one lane each, in parallel: the tier's e2e suite,
 #      the checks against the stub, the exercise solutions (hack/test-lessons.sh),
 #      with KIT_E2E_PARALLEL=2, since each guestbook Pod asks for CPU, and
 #      KIT_STUB_TIMEOUT=60s, since a kubelet starts and stops real Pods
 #      (kittest/env.go);
 #   3. the in-cluster path (hack/test-deploy.sh deploy): every controller
-#      deployed, reconciling, leadership handed over, undeployed. After the
+#      deployed, reconciling, leadership handed over, undeployed, the four at
+#      once. After the
 #      lessons, since the in-cluster workqueue-example labels Pods in every
 #      namespace and the in-cluster cloud-provider-example answers every Service
 #      of type LoadBalancer, as lessons 1 and 5's own controllers do.
@@ -33,17 +35,26 @@ source hack/lib.sh # the kubeconfig path of that cluster
 export KUBECONFIG=$KIT_KUBECONFIG KIT_E2E_PARALLEL=2 KIT_STUB_TIMEOUT=60s
 trap 'hack/cluster/kind-down.sh >/dev/null 2>&1 || true' EXIT
 hack/cluster/kind-down.sh >/dev/null 2>&1 || true
-kit_log "a fresh kind cluster '$KIT_CLUSTER' (log: $KIT_OUT/kind-up-$KIT_CLUSTER.log)"
-hack/cluster/kind-up.sh >"$KIT_OUT/kind-up-$KIT_CLUSTER.log" 2>&1 ||
-	{ cat "$KIT_OUT/kind-up-$KIT_CLUSTER.log"; exit 1; }
-grep 'node image:' "$KIT_OUT/kind-up-$KIT_CLUSTER.log" || true
-
-failed=0
-kit_log "step 1/3: every controller's image built and loaded"
-if ! hack/test-deploy.sh build; then
-	kit_log "make test-kind: FAILED: the images could not be built (above)"
+# The tools both halves of step 1 use, built once before they run side by side.
+hack/build-bins.sh kind kubectl kustomize >/dev/null
+kit_log "step 1/3: a fresh kind cluster '$KIT_CLUSTER' (log: $KIT_OUT/kind-up-$KIT_CLUSTER.log) while every controller's image is built"
+hack/cluster/kind-up.sh >"$KIT_OUT/kind-up-$KIT_CLUSTER.log" 2>&1 &
+kind_up=$!
+built=0
+hack/test-deploy.sh build || built=$?
+if ! wait "$kind_up"; then
+	cat "$KIT_OUT/kind-up-$KIT_CLUSTER.log"
+	kit_log "make test-kind: FAILED: no kind cluster (above)"
 	exit 1
 fi
+grep 'node image:' "$KIT_OUT/kind-up-$KIT_CLUSTER.log" || true
+kit_log "kind cluster '$KIT_CLUSTER' ready"
+if [ $built -ne 0 ] || ! hack/test-deploy.sh load; then
+	kit_log "make test-kind: FAILED: the images could not be built or loaded (above)"
+	exit 1
+fi
+
+failed=0
 kit_log "step 2/3: lessons 0-3 and 5 on kind (lesson 4 is the local cluster's only: its checks swap one of its components)"
 hack/test-lessons.sh --e2e --stub --solution 0 1 2 3 5 || failed=1
 kit_log "step 3/3: every controller deployed in the cluster"
