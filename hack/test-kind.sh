@@ -47,8 +47,9 @@ if ! wait "$kind_up"; then
 	kit_log "make test-kind: FAILED: no kind cluster (above)"
 	exit 1
 fi
-grep 'node image:' "$KIT_OUT/kind-up-$KIT_CLUSTER.log" || true
-kit_log "kind cluster '$KIT_CLUSTER' ready"
+# Which node image kind-up took, as it said in its log (for the reader only).
+node_image=$(sed -n 's/^\[ *[0-9]*s\] node image: //p' "$KIT_OUT/kind-up-$KIT_CLUSTER.log" | head -n 1)
+kit_log "kind cluster '$KIT_CLUSTER' ready; node image: ${node_image:-as its log says}"
 if [ $built -ne 0 ] || ! hack/test-deploy.sh load; then
 	kit_log "make test-kind: FAILED: the images could not be built or loaded (above)"
 	exit 1
