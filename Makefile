@@ -389,3 +389,15 @@ deploy-sample: ## Deploy sample-controller in-cluster with its CRD and RBAC.
 .PHONY: deploy-guestbook
 deploy-guestbook: ## Deploy the guestbook operator in-cluster with its CRD and RBAC.
 	@$(MAKE) --no-print-directory -C kubebuilder-guestbook deploy
+
+.PHONY: undeploy-workqueue
+undeploy-workqueue: ## Remove what deploy-workqueue made: the controller, its RBAC and namespace.
+	@$(MAKE) --no-print-directory -C workqueue-example undeploy
+
+.PHONY: undeploy-sample
+undeploy-sample: ## Remove what deploy-sample made but the CRD (delete your Foos first).
+	@$(MAKE) --no-print-directory -C sample-controller undeploy
+
+.PHONY: undeploy-guestbook
+undeploy-guestbook: ## Remove what deploy-guestbook made, its CRD too (delete your Guestbooks first, while the manager can remove their finalizers).
+	@$(MAKE) --no-print-directory -C kubebuilder-guestbook undeploy
