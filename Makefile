@@ -28,6 +28,11 @@ KIT_CLUSTER ?= controller-kit
 KIT_KUBECONFIG := $(shell KIT_CLUSTER='$(KIT_CLUSTER)' bash -c 'source "$$0/hack/lib.sh" && echo "$$KIT_KUBECONFIG"' "$(KIT_ROOT)")
 ##% KUBECONFIG a cluster of your own instead of the kit's (the e2e suites and make check refuse it unless KIT_E2E_ANY_CONTEXT=1)
 KUBECONFIG ?= $(KIT_KUBECONFIG)
+# A relative path in KUBECONFIG (export KUBECONFIG=_output/kubeconfig) would name another
+# file, or none, once a tier's Makefile runs in its own folder: kubectl would then quietly
+# try localhost:8080. Each relative path of the list is made absolute here, from the folder
+# make was started in (PWD; with make -C, the shell's folder, where the path was written).
+KUBECONFIG := $(shell kc='$(KUBECONFIG)'; IFS=:; out=; for p in $$kc; do case "$$p" in (/*|'') ;; (*) p="$(or $(PWD),$(CURDIR))/$$p" ;; esac; out="$${out:+$$out:}$$p"; done; printf '%s' "$$out")
 # envtest finds kube-apiserver and etcd here (setup-envtest's store layout, no download).
 KUBEBUILDER_ASSETS := $(KIT_BIN)/k8s/$(patsubst v%,%,$(KUBE_VERSION))-$(shell go env GOOS)-$(shell go env GOARCH)
 # The tiers' and tests' tools (kubectl, controller-gen, ...) come from bin/ first.

@@ -89,7 +89,11 @@ kit_log "step 1/5: Kubernetes $KUBE_VERSION binaries in bin/"
 "$KIT_ROOT/hack/build-bins.sh" cluster kind-node
 
 # --- 2. the runtime, CNI plugins and CoreDNS ---------------------------------
+# kind's module is read for its base image's recipe; on a fresh machine nothing has downloaded it
+# yet (bin/kind is built on first use), so download it first: go list -m prints no Dir without it.
+(cd "$here" && GOWORK=off go mod download sigs.k8s.io/kind) || fail "could not download sigs.k8s.io/kind (hack/cluster/go.mod) from the Go module proxy"
 kind_dir=$(cd "$here" && GOWORK=off go list -m -f '{{.Dir}}' sigs.k8s.io/kind)
+[ -d "$kind_dir/images/base" ] || fail "sigs.k8s.io/kind's module has no images/base folder (at '$kind_dir'): the script needs updating for this kind"
 # kind_arg NAME prints the default of `ARG NAME="..."` in kind's base image Dockerfile.
 kind_arg() {
 	local v
