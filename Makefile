@@ -30,9 +30,9 @@ KIT_KUBECONFIG := $(shell KIT_CLUSTER='$(KIT_CLUSTER)' bash -c 'source "$$0/hack
 KUBECONFIG ?= $(KIT_KUBECONFIG)
 # A relative path in KUBECONFIG (export KUBECONFIG=_output/kubeconfig) would name another
 # file, or none, once a tier's Makefile runs in its own folder: kubectl would then quietly
-# try localhost:8080. Each relative path of the list is made absolute here, from the folder
-# make was started in (PWD; with make -C, the shell's folder, where the path was written).
-KUBECONFIG := $(shell kc='$(KUBECONFIG)'; IFS=:; out=; for p in $$kc; do case "$$p" in (/*|'') ;; (*) p="$(or $(PWD),$(CURDIR))/$$p" ;; esac; out="$${out:+$$out:}$$p"; done; printf '%s' "$$out")
+# try localhost:8080. Each relative path of the list is made absolute here, from this folder,
+# the one the root's own commands have always read it from.
+KUBECONFIG := $(shell kc='$(KUBECONFIG)'; IFS=:; out=; for p in $$kc; do case "$$p" in (/*|'') ;; (*) p="$(KIT_ROOT)/$$p" ;; esac; out="$${out:+$$out:}$$p"; done; printf '%s' "$$out")
 # envtest finds kube-apiserver and etcd here (setup-envtest's store layout, no download).
 KUBEBUILDER_ASSETS := $(KIT_BIN)/k8s/$(patsubst v%,%,$(KUBE_VERSION))-$(shell go env GOOS)-$(shell go env GOARCH)
 # The tiers' and tests' tools (kubectl, controller-gen, ...) come from bin/ first.
