@@ -138,13 +138,13 @@ CHECK_TIMEOUT ?= 30s
 ##% V check: V=1 prints the whole output of a failed check
 V ?=
 ##% KIT_LANG check: ja prints make check's own texts in Japanese and points each failed check's "reread:" at the Japanese lesson (docs/ja/); en: English (default: ja when LANG is ja_*)
-# The checker (hack/check), built here on each use (the Go build cache
+# The checker (test/check), built here on each use (the Go build cache
 # makes that instant after the first time).
 CHECK := $(KIT_OUT)/bin/check
 
 .PHONY: check
 check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCILER=stub|reference|<yours> (LESSON=0: its exercises).
-	@go build -o "$(CHECK)" ./hack/check
+	@go build -o "$(CHECK)" ./test/check
 	@# The arguments first, so a typo never waits for a cluster to start.
 	@"$(CHECK)" -validate -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)"
 	@$(MAKE) --no-print-directory ensure-cluster
@@ -250,7 +250,7 @@ verify: ## Fail if generated code or manifests are not what is committed (runs m
 verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, a solution patch no longer applies, a lesson leaves out a contract its checks rely on, or a Japanese twin (docs/ja/) is missing or differs from its English page in headings, anchors, code blocks, links or language switch.
 	@hack/check-reading-paths.sh
 	@go run ./hack/jadocs
-	@go run ./hack/check -verify-contracts
+	@go run ./test/check -verify-contracts
 	@# Against the committed tiers (a scratch index), so a learner's own edits do not count.
 	@idx=$$(mktemp) && trap 'rm -f "$$idx"' EXIT && GIT_INDEX_FILE=$$idx git read-tree HEAD && \
 		for p in docs/solutions/*/*.patch; do GIT_INDEX_FILE=$$idx git apply --cached --check "$$p" || \
@@ -271,12 +271,12 @@ vet: ## gofmt and go vet every module of the workspace, e2e suites included.
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt would change these files; run gofmt -w on them:" >&2; echo "$$out" >&2; exit 1; fi
 	@# Each tier's test/e2e is a module of its own, and ./<tier>/... stops at a
 	@# module's edge: the e2e modules are named one by one, and so is lesson 0's.
-	@echo ">> go vet -tags e2e ($(TIERS), their test/e2e modules, workqueue-example/test/lesson0, hack/kittest, hack/check, hack/jadocs, hack/reliability, hack/lesson4, hack/newcontroller)"
-	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) $(addsuffix /test/e2e,$(TIERS)) workqueue-example/test/lesson0 hack/kittest hack/check hack/jadocs hack/reliability hack/lesson4 hack/newcontroller))
+	@echo ">> go vet -tags e2e ($(TIERS), their test/e2e modules, workqueue-example/test/lesson0, test/kittest, test/check, hack/jadocs, test/reliability, test/lesson4, hack/newcontroller)"
+	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) $(addsuffix /test/e2e,$(TIERS)) workqueue-example/test/lesson0 test/kittest test/check hack/jadocs test/reliability test/lesson4 hack/newcontroller))
 	@echo ">> go vet -tags e2e_kind (kubebuilder-guestbook/test/e2e: kubebuilder's kind suite)"
 	@go vet -tags e2e_kind ./kubebuilder-guestbook/test/e2e/...
-	@echo ">> go vet (hack/bench, outside the workspace)"
-	@cd hack/bench && GOWORK=off go vet ./...
+	@echo ">> go vet (test/bench, outside the workspace)"
+	@cd test/bench && GOWORK=off go vet ./...
 
 ##@ Test
 
@@ -288,8 +288,8 @@ test: ## Everything CI runs: verify, then at once: verify-docs and vet, unit + e
 test-unit: ## Unit and envtest suites of every tier (no cluster needed). A package that passed and did not change shows (cached), go test's cache; go clean -testcache runs everything again.
 	@hack/build-bins.sh envtest
 	@for t in $(TIERS); do echo ">> unit tests: $$t"; $(MAKE) --no-print-directory -C $$t test-unit; done
-	@echo ">> unit tests: hack/kittest (the e2e helpers), hack/check (make check's grader), hack/jadocs (the Japanese-docs checker), hack/newcontroller (make new-controller's checks and renames)"
-	@go test ./hack/kittest/... ./hack/check/... ./hack/jadocs/... ./hack/newcontroller/...
+	@echo ">> unit tests: test/kittest (the e2e helpers), test/check (make check's grader), hack/jadocs (the Japanese-docs checker), hack/newcontroller (make new-controller's checks and renames)"
+	@go test ./test/kittest/... ./test/check/... ./hack/jadocs/... ./hack/newcontroller/...
 	@echo ">> unit tests: hack/controlplane (the kind config read as kind and kubeadm read it), hack/cluster (kit-standin, the kind node image's stand-in program)"
 	@cd hack/controlplane && GOWORK=off go test .
 	@cd hack/cluster && GOWORK=off go test ./...
@@ -299,10 +299,10 @@ test-e2e: test-e2e-cluster ## The e2e suites (cluster checks + every tier, one a
 	@for t in $(TIERS); do echo ">> e2e: $$t"; $(MAKE) --no-print-directory -C $$t test-e2e; done
 
 .PHONY: test-e2e-cluster
-test-e2e-cluster: ## The cluster's own e2e checks (hack/kittest): nodes, a Deployment, garbage collection, versions, listeners.
+test-e2e-cluster: ## The cluster's own e2e checks (test/kittest): nodes, a Deployment, garbage collection, versions, listeners.
 	@hack/build-bins.sh kubectl
-	@echo ">> e2e: the cluster itself (hack/kittest)"
-	@cd hack/kittest && go test -tags e2e -count=1 -timeout 10m ./...
+	@echo ">> e2e: the cluster itself (test/kittest)"
+	@cd test/kittest && go test -tags e2e -count=1 -timeout 10m ./...
 
 .PHONY: test-checks
 test-checks: ## The checks stay honest: each lesson's stub fails exactly the checks marked StubFails (lesson 0: the tier as shipped fails its exercises; lessons in parallel).
@@ -322,7 +322,7 @@ RELIABILITY_RUN ?=
 .PHONY: test-reliability
 test-reliability: ## Reliability scenarios (controllers killed mid-burst, the API server stopped, a lost leader, bad input, the shipped manifests under restricted PSS) on a fresh local cluster of their own; table + _output/reliability.json.
 	@hack/build-bins.sh cluster
-	@cd hack/reliability && go test -tags e2e -count=1 -timeout 60m -v $(if $(RELIABILITY_RUN),-run '$(RELIABILITY_RUN)') . -args -foos=$(RELIABILITY_FOOS) -guestbooks=$(RELIABILITY_GUESTBOOKS)
+	@cd test/reliability && go test -tags e2e -count=1 -timeout 60m -v $(if $(RELIABILITY_RUN),-run '$(RELIABILITY_RUN)') . -args -foos=$(RELIABILITY_FOOS) -guestbooks=$(RELIABILITY_GUESTBOOKS)
 
 ##% KIT_E2E_PARALLEL check, test-*: how many tests of one e2e suite run at once (go test -parallel; default 16; make test-kind uses 2, since each guestbook Pod asks for CPU on a real node)
 .PHONY: test-kind
@@ -352,13 +352,13 @@ IDLE ?= 60s
 REPEAT ?= 1
 ##% SCENARIOS bench: which scenarios (default ours,upstream,ours-upstream-settings,floor,guestbook)
 SCENARIOS ?= ours,upstream,ours-upstream-settings,floor,guestbook
-##% BENCH_FLAGS bench: any other flag of the harness (cd hack/bench && go run . -h), such as -one-cluster (make test's smoke run: every scenario on one cluster)
+##% BENCH_FLAGS bench: any other flag of the harness (cd test/bench && go run . -h), such as -one-cluster (make test's smoke run: every scenario on one cluster)
 BENCH_FLAGS ?=
 
 .PHONY: bench
 bench: ## Performance scenarios on fresh local clusters, ours beside upstream and the floor (N=200).
 	@hack/build-bins.sh cluster
-	@cd hack/bench && GOWORK=off go run . -n $(N) -idle $(IDLE) -repeat $(REPEAT) -scenarios $(SCENARIOS) $(BENCH_FLAGS)
+	@cd test/bench && GOWORK=off go run . -n $(N) -idle $(IDLE) -repeat $(REPEAT) -scenarios $(SCENARIOS) $(BENCH_FLAGS)
 
 ##% SIZES bench-scale: the Ns (default 100,1000,5000; 10,000 is opt-in, about 50 min on 2 cores: SIZES=100,1000,5000,10000)
 SIZES ?= 100,1000,5000
@@ -370,7 +370,7 @@ SCALE_IDLE ?= 15s
 .PHONY: bench-scale
 bench-scale: ## Growth from N=100 up (SIZES=...,10000 for the largest): ours, floor, upstream (N<=1000), guestbook (N/10); table, fits, log-log plot.
 	@hack/build-bins.sh cluster
-	@cd hack/bench && GOWORK=off go run . -scale $(SIZES) -idle $(SCALE_IDLE) -scenarios $(SCALE_SCENARIOS)
+	@cd test/bench && GOWORK=off go run . -scale $(SIZES) -idle $(SCALE_IDLE) -scenarios $(SCALE_SCENARIOS)
 
 ##@ Deploy
 

@@ -379,7 +379,7 @@ cmd_undebug() {
 # killed and the program found gone). Seconds, no cluster.
 cmd_smoke() {
 	"$KIT_ROOT/hack/build-bins.sh" dlv
-	cd "$KIT_ROOT/hack/lesson4"
+	cd "$KIT_ROOT/test/lesson4"
 	go test -count=1 ./debugger/
 	echo "debug smoke: delve built; a debug build stopped at a breakpoint and ended with its delve; .vscode/launch.json attaches to every make debug target"
 }

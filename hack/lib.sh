@@ -24,7 +24,7 @@ KIT_AUDIT_LOG="$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/audit.log"
 # KIT_CLUSTER_INFO is the file that tells programs about the local cluster: local-up.sh
 # writes it each time it succeeds and local-down.sh removes it. It is a JSON object
 # with the cluster's name, its kubectl context, the absolute paths of its kubeconfig
-# and audit log, and its Kubernetes version (hack/kittest's ClusterInfo reads it), so
+# and audit log, and its Kubernetes version (test/kittest's ClusterInfo reads it), so
 # no program rebuilds these paths on its own.
 KIT_CLUSTER_INFO="$KIT_OUT/cluster-$KIT_CLUSTER.json"
 # KIT_MAKE_PREFIX is what a script puts before a make command it suggests, so

@@ -101,7 +101,7 @@ background() {
 mkdir -p "$KIT_OUT"
 
 # The clusters need nothing but bin/, and the cluster's own e2e checks
-# (hack/kittest) nothing of the tiers, so they run while make verify does.
+# (test/kittest) nothing of the tiers, so they run while make verify does.
 for name in "$KIT_CLUSTER" "$CHECKS_CLUSTER"; do
 	KIT_CLUSTER=$name hack/cluster/local-down.sh >/dev/null
 done
@@ -153,7 +153,7 @@ jobs_pids+=($!)
 # The lessons run in the background too, so that an interrupt reaches the trap
 # at once instead of after they end. make check's runner is built first, once:
 # both lesson jobs run it.
-go build -o "$KIT_OUT/bin/check" ./hack/check
+go build -o "$KIT_OUT/bin/check" ./test/check
 KUBECONFIG="$KIT_KUBECONFIG" hack/test-lessons.sh --e2e &
 jobs_pids+=($!)
 KUBECONFIG="$CHECKS_KUBECONFIG" hack/test-lessons.sh --stub --solution &

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-debug.sh is `make test-debug`: lesson 4's debugger test (hack/lesson4/debugger,
+# test-debug.sh is `make test-debug`: lesson 4's debugger test (test/lesson4/debugger,
 # build tag e2e) on a fresh local cluster of its own, controller-kit-debug, since
 # it swaps that cluster's kube-controller-manager for a debug build under delve:
 # make debug, a breakpoint at the Deployment controller's syncDeployment and one
@@ -20,5 +20,5 @@ kit_log "starting a fresh local cluster '$KIT_CLUSTER'"
 hack/cluster/local-up.sh >"$KIT_OUT/local-up-$KIT_CLUSTER.log" 2>&1 ||
 	{ cat "$KIT_OUT/local-up-$KIT_CLUSTER.log"; exit 1; }
 kit_log "lesson 4's debugger test (the first debug builds take minutes; go test -v shows each step)"
-(cd hack/lesson4 && KUBECONFIG="$KIT_KUBECONFIG" go test -tags e2e -count=1 -timeout 30m -v ./debugger/)
+(cd test/lesson4 && KUBECONFIG="$KIT_KUBECONFIG" go test -tags e2e -count=1 -timeout 30m -v ./debugger/)
 kit_log "lesson 4's debugger test: passed"

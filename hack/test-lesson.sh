@@ -40,7 +40,7 @@ kit_log "starting a fresh local cluster '$KIT_CLUSTER'"
 hack/cluster/local-up.sh >"$KIT_OUT/local-up-$KIT_CLUSTER.log" 2>&1 ||
 	{ cat "$KIT_OUT/local-up-$KIT_CLUSTER.log"; exit 1; }
 mkdir -p "$KIT_OUT/bin"
-go build -o "$KIT_OUT/bin/check" ./hack/check
+go build -o "$KIT_OUT/bin/check" ./test/check
 log="$KIT_OUT/lesson-$lesson-${lane//,/-}.log"
 kit_log "lesson $lesson: steps ${lane//,/, then } (log: $log)"
 if ! KUBECONFIG="$KIT_KUBECONFIG" "$KIT_OUT/bin/check" -lesson "$lesson" -lane "$lane" >"$log"; then

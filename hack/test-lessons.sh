@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test-lessons.sh runs, on the cluster $KUBECONFIG reaches, what keeps each lesson
 # honest: one lane per lesson, the lanes in parallel. A lane is
-# `check -lesson N -lane STEPS` (hack/check/lane.go), which runs its
+# `check -lesson N -lane STEPS` (test/check/lane.go), which runs its
 # steps one after another, so a lesson never has two controllers at once:
 #
 #   --e2e       the tier's e2e suite with its reference Reconciler (make -C <tier> test-e2e);
@@ -44,7 +44,7 @@ log_suffix=$(IFS=-; echo "${steps[*]}")
 hack/build-bins.sh kubectl
 mkdir -p "$KIT_OUT"
 check="$KIT_OUT/bin/check"
-go build -o "$check" ./hack/check
+go build -o "$check" ./test/check
 
 kit_log "lessons ${lessons[*]}, one lane each, in parallel: ${lane//,/, then } (logs: $KIT_OUT/lesson-N-$log_suffix.log)"
 pids=()

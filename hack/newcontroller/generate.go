@@ -24,7 +24,7 @@ import (
 var templates embed.FS
 
 // skipped are the tier's files and folders the project does not take: build
-// output, the e2e suite (it needs the kit's hack/kittest), generated code (made
+// output, the e2e suite (it needs the kit's test/kittest), generated code (made
 // again), and the files the project gets a version of its own of (template/).
 var skipped = map[string]bool{
 	"bin": true, "test": true, "pkg/generated": true, "config/crd": true,

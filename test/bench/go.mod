@@ -2,14 +2,14 @@
 // kubernetes/sample-controller (v0.37.2 is not served, so v0.37.1 with client-go
 // raised to v0.37.2) and a plain client side by side on fresh local clusters.
 // It stays out of go.work so upstream's dependencies never touch the tiers'.
-module github.com/controller-kit/controller-kit/hack/bench
+module github.com/controller-kit/controller-kit/test/bench
 
 go 1.26.0
 
 tool k8s.io/sample-controller
 
 require (
-	github.com/controller-kit/controller-kit/hack/kittest v0.0.0
+	github.com/controller-kit/controller-kit/test/kittest v0.0.0
 	gonum.org/v1/plot v0.17.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -75,4 +75,4 @@ require (
 )
 
 // kittest is the kit's own helper module (audit log, cluster file, processes).
-replace github.com/controller-kit/controller-kit/hack/kittest => ../kittest
+replace github.com/controller-kit/controller-kit/test/kittest => ../kittest

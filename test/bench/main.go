@@ -24,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // options are the command's flags, plus paths derived from them.
@@ -160,7 +160,7 @@ func scenarios(o options) (map[string]func(n int) (result, error), error) {
 		{filepath.Join(o.root, "sample-controller"), filepath.Join(bin, "sample-controller"), "."},
 		{filepath.Join(o.root, "kubebuilder-guestbook"), filepath.Join(bin, "guestbook-manager"), "./cmd"},
 		// Upstream builds in this module (GOWORK=off), with client-go at v0.37.2.
-		{filepath.Join(o.root, "hack", "bench"), filepath.Join(bin, "upstream-sample-controller"), "k8s.io/sample-controller"},
+		{filepath.Join(o.root, "test", "bench"), filepath.Join(bin, "upstream-sample-controller"), "k8s.io/sample-controller"},
 	}
 	for _, b := range builds {
 		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // logLines is how many of the last lines of each controller log a failing check shows.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 func TestRefusalsArePrintedOncePerKindWithTheirHint(t *testing.T) {

@@ -1,12 +1,12 @@
 // Module check is the grader of `make check` (and of make test's lesson lanes): it
 // reads each lesson's check table, runs the lesson's e2e suite against the
 // learner's Reconciler and explains what failed. It is a module of its own so that
-// the e2e helper library it uses, hack/kittest, holds only helpers.
-module github.com/controller-kit/controller-kit/hack/check
+// the e2e helper library it uses, test/kittest, holds only helpers.
+module github.com/controller-kit/controller-kit/test/check
 
 go 1.26.0
 
-require github.com/controller-kit/controller-kit/hack/kittest v0.0.0
+require github.com/controller-kit/controller-kit/test/kittest v0.0.0
 
 require (
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
@@ -60,4 +60,4 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace github.com/controller-kit/controller-kit/hack/kittest => ../kittest
+replace github.com/controller-kit/controller-kit/test/kittest => ../kittest

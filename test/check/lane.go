@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // runLane runs make test's steps for one lesson, in the order given by -lane,

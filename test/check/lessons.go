@@ -3,7 +3,7 @@ package main
 import (
 	"path/filepath"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // lesson is one row of the lesson table: a suite's lesson file

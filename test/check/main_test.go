@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 func TestSlugMatchesGitHubAnchors(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // report prints one line per check, in the table's order, then the tests the

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // suiteRun is what one run of a suite said: the exit code for check's own exit,

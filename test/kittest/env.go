@@ -1,6 +1,6 @@
 package kittest
 
-// The environment variables through which `make`, `make check` (hack/check) and the
+// The environment variables through which `make`, `make check` (test/check) and the
 // e2e suites talk to each other, declared here and nowhere else: the grader sets
 // them, the suites read them.
 const (
@@ -37,7 +37,7 @@ const (
 	// with kubectl.
 	KeepEnv = "KIT_E2E_KEEP"
 	// LangEnv, set to ja or en, picks the language of make check's own texts
-	// (hack/check/texts.go) and of the lesson pages it points at (its "reread:"
+	// (test/check/texts.go) and of the lesson pages it points at (its "reread:"
 	// lines). Unset, a Japanese locale (LC_ALL, LC_MESSAGES or LANG starting with
 	// ja) means ja.
 	LangEnv = "KIT_LANG"

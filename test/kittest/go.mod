@@ -1,9 +1,9 @@
 // Module kittest holds the helpers the kit's e2e suites share (cluster guard,
 // impersonation, controller processes, polling) and the e2e checks of the local
 // cluster itself. Each tier's e2e suite (<tier>/test/e2e, a module of its own)
-// requires it through a replace to ../../../hack/kittest; the controllers'
+// requires it through a replace to ../../../test/kittest; the controllers'
 // modules never do, so it stays out of their images.
-module github.com/controller-kit/controller-kit/hack/kittest
+module github.com/controller-kit/controller-kit/test/kittest
 
 go 1.26.0
 

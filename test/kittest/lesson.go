@@ -42,7 +42,7 @@ type Lesson struct {
 	OnlyExercises bool `json:"onlyExercises,omitempty"`
 	// KubeSource marks a lesson whose exercises change the learner's copy of
 	// Kubernetes' own source (make kube-src, hack/kube-src.sh) instead of a tier:
-	// its file lies in hack/<suite>/, it has no controller of the kit to build
+	// its file lies in test/<suite>/, it has no controller of the kit to build
 	// (Main and Binary stay empty), and its solutions are patches to that copy,
 	// docs/solutions/<Doc's name>/kubernetes/<name>.patch, which the suite applies
 	// to a copy of its own (KubeSolutionEnv), never to the kit's tree.
@@ -86,8 +86,8 @@ func ParseLesson(data []byte, dir string) (*Lesson, error) {
 	l.Tier, l.Suite = tier, suite
 	required := map[string]string{"lesson": l.Number, "main": l.Main, "binary": l.Binary, "doc": l.Doc}
 	if l.KubeSource {
-		if tier != "hack" {
-			return nil, fmt.Errorf("%s: a kubeSource lesson checks no tier; its file lies in hack/<suite>/%s", source, LessonFile)
+		if tier != "test" {
+			return nil, fmt.Errorf("%s: a kubeSource lesson checks no tier; its file lies in test/<suite>/%s", source, LessonFile)
 		}
 		if l.Main != "" || l.Binary != "" {
 			return nil, fmt.Errorf("%s: a kubeSource lesson builds no controller of the kit; leave out main and binary", source)
@@ -126,7 +126,7 @@ func ParseLesson(data []byte, dir string) (*Lesson, error) {
 }
 
 // ReadLessons reads every lesson file of the repository at root
-// (<tier>/test/*/lesson.yaml, and hack/*/lesson.yaml for the lessons that change
+// (<tier>/test/*/lesson.yaml, and test/*/lesson.yaml for the lessons that change
 // Kubernetes' own source) and returns the lessons by number. The error names
 // a file that does not parse (ParseLesson) or two files with one number.
 func ReadLessons(root string) ([]*Lesson, error) {
@@ -134,7 +134,7 @@ func ReadLessons(root string) ([]*Lesson, error) {
 	if err != nil {
 		return nil, err
 	}
-	kubeSource, err := filepath.Glob(filepath.Join(root, "hack", "*", LessonFile))
+	kubeSource, err := filepath.Glob(filepath.Join(root, "test", "*", LessonFile))
 	if err != nil {
 		return nil, err
 	}

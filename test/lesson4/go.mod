@@ -1,13 +1,13 @@
 // Module lesson4 is the check suite of lesson 4 (build tag e2e): the exercise
 // that changes Kubernetes' own Deployment controller in the learner's copy of
 // the source. A module of its own, like the tiers' suites, so the test helpers
-// (hack/kittest) stay out of every controller's module.
-module github.com/controller-kit/controller-kit/hack/lesson4
+// (test/kittest) stay out of every controller's module.
+module github.com/controller-kit/controller-kit/test/lesson4
 
 go 1.26.0
 
 require (
-	github.com/controller-kit/controller-kit/hack/kittest v0.0.0
+	github.com/controller-kit/controller-kit/test/kittest v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -62,4 +62,4 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace github.com/controller-kit/controller-kit/hack/kittest => ../kittest
+replace github.com/controller-kit/controller-kit/test/kittest => ../kittest

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 const (

@@ -3,12 +3,12 @@
 // fresh local cluster of its own, with figures in _output/reliability.json. It is
 // a module of its own, like the tiers' e2e suites, so its helpers stay out of the
 // controllers' modules.
-module github.com/controller-kit/controller-kit/hack/reliability
+module github.com/controller-kit/controller-kit/test/reliability
 
 go 1.26.0
 
 require (
-	github.com/controller-kit/controller-kit/hack/kittest v0.0.0
+	github.com/controller-kit/controller-kit/test/kittest v0.0.0
 	github.com/controller-kit/controller-kit/kubebuilder-guestbook v0.0.0-00010101000000-000000000000
 	github.com/controller-kit/controller-kit/sample-controller v0.0.0
 	k8s.io/api v0.37.2
@@ -72,7 +72,7 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
 
-replace github.com/controller-kit/controller-kit/hack/kittest => ../kittest
+replace github.com/controller-kit/controller-kit/test/kittest => ../kittest
 
 replace github.com/controller-kit/controller-kit/sample-controller => ../../sample-controller
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // TestLeaderTakeOver measures, for tiers 2 and 3, how long a standby replica

@@ -1,12 +1,12 @@
 // Module e2e is cloud-provider-example's conformance suite (build tag e2e), in a
 // module of its own so that the test helpers it shares with the tiers
-// (hack/kittest) stay out of the manager's module, its image and its Dockerfile.
+// (test/kittest) stay out of the manager's module, its image and its Dockerfile.
 module github.com/controller-kit/controller-kit/cloud-provider-example/test/e2e
 
 go 1.26.0
 
 require (
-	github.com/controller-kit/controller-kit/hack/kittest v0.0.0
+	github.com/controller-kit/controller-kit/test/kittest v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -61,4 +61,4 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace github.com/controller-kit/controller-kit/hack/kittest => ../../../hack/kittest
+replace github.com/controller-kit/controller-kit/test/kittest => ../../../test/kittest

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // TestExerciseReadyColumnShowsAvailableOverDesiredPods checks lesson 3's Ready

@@ -1,12 +1,12 @@
 // Module e2e is kubebuilder-guestbook's conformance suite (build tag e2e), in a module of its
-// own so that the test helpers it shares with the other tiers (hack/kittest)
+// own so that the test helpers it shares with the other tiers (test/kittest)
 // stay out of the controller's module, its image and its Dockerfile.
 module github.com/controller-kit/controller-kit/kubebuilder-guestbook/test/e2e
 
 go 1.26.0
 
 require (
-	github.com/controller-kit/controller-kit/hack/kittest v0.0.0
+	github.com/controller-kit/controller-kit/test/kittest v0.0.0
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/onsi/ginkgo/v2 v2.27.4
 	github.com/onsi/gomega v1.39.0
@@ -81,6 +81,6 @@ require (
 	k8s.io/klog/v2 v2.140.0
 )
 
-replace github.com/controller-kit/controller-kit/hack/kittest => ../../../hack/kittest
+replace github.com/controller-kit/controller-kit/test/kittest => ../../../test/kittest
 
 replace github.com/controller-kit/controller-kit/kubebuilder-guestbook => ../..

@@ -26,7 +26,7 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // acquired is what controller-runtime's leader election logs when it takes the Lease.

@@ -52,7 +52,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
 )

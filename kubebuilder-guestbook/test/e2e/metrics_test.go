@@ -6,7 +6,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // TestMetricsShowTheQueueAndTheReconciles runs a manager of its own with its

@@ -1,12 +1,12 @@
 // Module e2e is sample-controller's conformance suite (build tag e2e), in a module of its
-// own so that the test helpers it shares with the other tiers (hack/kittest)
+// own so that the test helpers it shares with the other tiers (test/kittest)
 // stay out of the controller's module, its image and its Dockerfile.
 module github.com/controller-kit/controller-kit/sample-controller/test/e2e
 
 go 1.26.0
 
 require (
-	github.com/controller-kit/controller-kit/hack/kittest v0.0.0
+	github.com/controller-kit/controller-kit/test/kittest v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -63,6 +63,6 @@ require (
 
 require github.com/controller-kit/controller-kit/sample-controller v0.0.0
 
-replace github.com/controller-kit/controller-kit/hack/kittest => ../../../hack/kittest
+replace github.com/controller-kit/controller-kit/test/kittest => ../../../test/kittest
 
 replace github.com/controller-kit/controller-kit/sample-controller => ../..

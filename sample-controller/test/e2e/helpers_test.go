@@ -33,7 +33,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/controller-kit/controller-kit/sample-controller/pkg/generated/clientset/versioned"
 )

@@ -6,7 +6,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 func TestMetricsShowTheQueueAndTheReconciles(t *testing.T) {

@@ -8,7 +8,7 @@
 // module, beside make bench, and writes its Foos as unstructured objects
 // (kittest.CreateFoos), so sample-controller's own module requires no harness.
 //
-// Usage (from hack/bench, against $KUBECONFIG; `make -C sample-controller burst`
+// Usage (from test/bench, against $KUBECONFIG; `make -C sample-controller burst`
 // builds the controller and does this):
 //
 //	GOWORK=off go run ./burst -n 1000
@@ -33,7 +33,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // createWorkers is how many goroutines create the burst's Foos.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // launchConfig is one configuration of .vscode/launch.json.

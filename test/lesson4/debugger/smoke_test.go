@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // smokeProgram counts in a loop, slowly; the test stops it in count.

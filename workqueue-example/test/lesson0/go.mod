@@ -2,13 +2,13 @@
 // that give workqueue-example kubectl's --profile and kube-controller-manager's
 // profiling endpoint. It is a module of its own, like the tiers' test/e2e, so
 // that its parser of pprof profiles (github.com/google/pprof) and the test
-// helpers (hack/kittest) stay out of the controller's module.
+// helpers (test/kittest) stay out of the controller's module.
 module github.com/controller-kit/controller-kit/workqueue-example/test/lesson0
 
 go 1.26.0
 
 require (
-	github.com/controller-kit/controller-kit/hack/kittest v0.0.0
+	github.com/controller-kit/controller-kit/test/kittest v0.0.0
 	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936
 )
 
@@ -64,4 +64,4 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace github.com/controller-kit/controller-kit/hack/kittest => ../../../hack/kittest
+replace github.com/controller-kit/controller-kit/test/kittest => ../../../test/kittest

@@ -24,7 +24,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/controller-kit/controller-kit/hack/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // lessonFile is this suite's row of the lesson table: which lesson it checks,
