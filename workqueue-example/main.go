@@ -325,6 +325,28 @@ func unknownReconciler(name string) error {
 	return fmt.Errorf("--reconciler=%q: want one of %s (add yours to the reconcilers map first)", name, strings.Join(names, ", "))
 }
 
+// editDistance is the number of one-letter insertions, deletions and
+// substitutions that turn a into b (Levenshtein distance).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
 // StubReconciler only logs what it sees: your starting point. Its first step is
 // PhaseLabelReconciler's, line for line, so a copy starts where the reference does.
 type StubReconciler struct {
@@ -408,26 +430,4 @@ func (r *PhaseLabelReconciler) Reconcile(ctx context.Context, key string) error 
 	}
 	logger.Info("Labelled Pod with its phase", "pod", klog.KObj(pod), "phase", phase)
 	return nil
-}
-
-// editDistance is the number of one-letter insertions, deletions and
-// substitutions that turn a into b (Levenshtein distance).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
