@@ -53,23 +53,24 @@ TEST_CLUSTER := controller-kit-test
 .PHONY: help
 # help prints each target's "## text" under its "##@ group", then the variables:
 # each "##% NAME text" line (written above the variable it describes) in file order.
-# The lesson table is the lesson files (kittest.Lesson): in a text, {lessons}
-# stands for their numbers, and a pattern target such as test-lesson% is listed
-# once for each lesson whose file says cluster: own, with % in its text that
-# lesson's number. It reads the files with sed, not the grader, so that it stays
-# instant; test/check's TestMakeHelpReadsTheLessonTable holds the two readings
-# to each other.
+# The lesson table is the lesson files (kittest.Lesson), read first: in a text,
+# {lessons} stands for their numbers, and a pattern target such as test-lesson%
+# is listed once for each lesson whose file says cluster: own, with % in its text
+# that lesson's number. awk reads them itself, not the grader, so that help stays
+# instant; test/check's TestMakeHelpReadsTheLessonTable holds the two readings to
+# each other.
 LESSON_FILES = $(wildcard */test/*/lesson.yaml test/*/lesson.yaml)
 help: ## List every target, grouped, and the variables they take.
-	@lessons=$$(sed -n "s/^lesson: *'\([^']*\)'.*/\1/p" $(LESSON_FILES) | sort -n | paste -sd, - | sed 's/,/, /g'); \
-	own=$$(for f in $(LESSON_FILES); do grep -q '^cluster: own$$' "$$f" && sed -n "s/^lesson: *'\([^']*\)'.*/\1/p" "$$f"; done | sort -n | paste -sd' ' -); \
-	awk -v lessons="$$lessons" -v own="$$own" 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m [VAR=value]\n"} \
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m [VAR=value]\n"} \
+		FILENAME ~ /lesson\.yaml$$/ { if (/^lesson: /) { num = $$0; gsub(/[^0-9]/, "", num); num += 0; has[num] = 1; if (num > max) max = num } \
+			if (/^cluster: own$$/) own[num] = 1; next } \
+		!listed { listed = 1; for (i = 0; i <= max; i++) if (i in has) { lessons = lessons (lessons == "" ? "" : ", ") i; if (i in own) owns = owns " " i } } \
 		{ gsub(/\{lessons\}/, lessons) } \
-		/^[a-zA-Z0-9_-]+%:.*?##/ { m = split(own, ns, " "); for (j = 1; j <= m; j++) { t = $$1; d = $$2; sub(/%/, ns[j], t); gsub(/%/, ns[j], d); printf "  \033[36m%-16s\033[0m %s\n", t, d } } \
+		/^[a-zA-Z0-9_-]+%:.*?##/ { m = split(owns, ns, " "); for (j = 1; j <= m; j++) { t = $$1; d = $$2; sub(/%/, ns[j], t); gsub(/%/, ns[j], d); printf "  \033[36m%-16s\033[0m %s\n", t, d } } \
 		/^[a-zA-Z0-9_-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } \
 		/^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } \
 		/^##% / { v = substr($$0, 5); name = v; sub(/ .*/, "", name); text = v; sub(/^[^ ]+ +/, "", text); vars[++n] = sprintf("  \033[36m%-22s\033[0m %s", name, text) } \
-		END { printf "\n\033[1mVariables\033[0m (make <target> NAME=value)\n"; for (i = 1; i <= n; i++) print vars[i] }' $(MAKEFILE_LIST)
+		END { printf "\n\033[1mVariables\033[0m (make <target> NAME=value)\n"; for (i = 1; i <= n; i++) print vars[i] }' $(LESSON_FILES) $(MAKEFILE_LIST)
 
 ##@ Cluster
 
