@@ -161,3 +161,27 @@ func TestMakeHelpReadsTheLessonTable(t *testing.T) {
 		t.Errorf("make help has no line %q", want)
 	}
 }
+
+// TestSmokeCommandsRunFromTheRootAndTheirFailureFailsTheLane runs a made-up
+// lesson's smoke commands: each from the repository root, with its arguments;
+// the lane passes when each exits 0 and fails at the first that does not.
+func TestSmokeCommandsRunFromTheRootAndTheirFailureFailsTheLane(t *testing.T) {
+	root := madeUpKit(t, map[string]string{"eight": lessonFile("8", "own", "smoke:\n  commands: [hack/smoke.sh now, hack/smoke.sh again]\n")})
+	script := "#!/bin/sh\necho \"$1\" >> ran.txt\n[ ! -f fail ]\n"
+	if err := os.WriteFile(filepath.Join(root, "hack", "smoke.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if code, err := runLane(options{root: root, lesson: "8", lane: "smoke"}, &out); code != 0 || err != nil {
+		t.Fatalf("the smoke: %d, %v; want 0\n%s", code, err, out.String())
+	}
+	if ran, err := os.ReadFile(filepath.Join(root, "ran.txt")); err != nil || string(ran) != "now\nagain\n" {
+		t.Errorf("the commands ran from the root as %q, %v; want now, then again", ran, err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "fail"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := runLane(options{root: root, lesson: "8", lane: "smoke"}, &out); code != 1 || err != nil {
+		t.Errorf("a failing smoke command: %d, %v; want 1", code, err)
+	}
+}

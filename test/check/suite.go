@@ -124,10 +124,15 @@ func (r *suiteRunner) pickSolution() error {
 }
 
 // freshLogDir empties the folder where the suite keeps what a failing check's
-// diagnosis reads: _output/check/lesson-N unless the caller named another.
+// diagnosis reads: _output/check/lesson-N unless the caller named another. The
+// path is made absolute, since the suite runs in its own folder.
 func (r *suiteRunner) freshLogDir() error {
 	if r.o.logDir == "" {
 		r.o.logDir = filepath.Join(r.root, "_output", "check", "lesson-"+r.lesson.Number)
+	}
+	var err error
+	if r.o.logDir, err = filepath.Abs(r.o.logDir); err != nil {
+		return err
 	}
 	return os.RemoveAll(r.o.logDir)
 }
