@@ -151,7 +151,8 @@ jobs_pids+=($!)
 # lesson jobs.
 go build -o "$KIT_OUT/bin/check" ./test/check
 # The smokes made of checks, on the e2e suites' cluster (see the top of this file).
-for l in $("$KIT_OUT/bin/check" -lessons -smoke checks); do
+smokes=$("$KIT_OUT/bin/check" -lessons -smoke checks)
+for l in $smokes; do
 	kit_log "lesson $l smoke in the background (its lesson.yaml's smoke checks; log: $KIT_OUT/lesson-$l-smoke.log)"
 	background "$KIT_OUT/lesson-$l-smoke.log" "lesson $l smoke" \
 		env KUBECONFIG="$KIT_KUBECONFIG" nice -n 10 "$KIT_OUT/bin/check" -lesson "$l" -lane smoke &
@@ -171,7 +172,8 @@ jobs_pids=()
 trap - EXIT
 hack/cluster/local-down.sh
 KIT_CLUSTER=$CHECKS_CLUSTER hack/cluster/local-down.sh
-for l in $("$KIT_OUT/bin/check" -lessons -smoke commands); do
+smokes=$("$KIT_OUT/bin/check" -lessons -smoke commands)
+for l in $smokes; do
 	kit_log "lesson $l smoke (its lesson.yaml's smoke commands)"
 	"$KIT_OUT/bin/check" -lesson "$l" -lane smoke
 done

@@ -59,7 +59,8 @@ fi
 
 failed=0
 go build -o "$KIT_OUT/bin/check" ./test/check
-mapfile -t lessons < <("$KIT_OUT/bin/check" -lessons -kind)
+on_kind=$("$KIT_OUT/bin/check" -lessons -kind) # on its own line, so that set -e sees it fail
+mapfile -t lessons <<<"$on_kind"
 kit_log "step 2/3: lessons ${lessons[*]} on kind (the others are the local cluster's only: their lesson.yaml says localClusterOnly, and why)"
 hack/test-lessons.sh --e2e --stub --solution "${lessons[@]}" || failed=1
 kit_log "step 3/3: every controller deployed in the cluster"

@@ -49,7 +49,8 @@ mkdir -p "$KIT_OUT"
 check="$KIT_OUT/bin/check"
 go build -o "$check" ./test/check
 if [ ${#lessons[@]} -eq 0 ]; then
-	mapfile -t lessons < <("$check" -lessons -cluster shared)
+	shared=$("$check" -lessons -cluster shared) # on its own line, so that set -e sees it fail
+	mapfile -t lessons <<<"$shared"
 fi
 
 kit_log "lessons ${lessons[*]}, one lane each, in parallel: ${lane//,/, then } (logs: $KIT_OUT/lesson-N-$log_suffix.log)"
