@@ -92,6 +92,22 @@ func reconcilerNames() []string {
 	return slices.Sorted(maps.Keys(reconcilers))
 }
 
+// reconcilerKnown returns nil when name is a key of reconcilers, else an error
+// naming the flag and the keys and, for a typo (two letters off at most), the
+// one meant.
+func reconcilerKnown(name string) error {
+	if _, ok := reconcilers[name]; ok {
+		return nil
+	}
+	names := reconcilerNames()
+	for _, known := range names {
+		if editDistance(name, known) <= 2 {
+			return fmt.Errorf("--reconciler=%q: want one of %s; did you mean %s?", name, strings.Join(names, ", "), known)
+		}
+	}
+	return fmt.Errorf("--reconciler=%q: want one of %s (add yours to the reconcilers map first)", name, strings.Join(names, ", "))
+}
+
 // reconciler is the --reconciler value. It is read by newCloud, which
 // cloudprovider.InitCloudProvider calls once the flags are parsed.
 var reconciler = "reference"
@@ -111,7 +127,7 @@ func init() {
 func newCloud(config io.Reader) (cloudprovider.Interface, error) {
 	newLB, ok := reconcilers[reconciler]
 	if !ok {
-		return nil, fmt.Errorf("--reconciler=%q: want one of %s", reconciler, strings.Join(reconcilerNames(), ", "))
+		return nil, reconcilerKnown(reconciler)
 	}
 	newInstances, ok := instances[reconciler]
 	if !ok {
@@ -148,7 +164,7 @@ func newCommand() (*cobra.Command, error) {
 	var sections cliflag.NamedFlagSets
 	toy := sections.FlagSet("toy cloud")
 	toy.StringVar(&reconciler, "reconciler", reconciler, "Which load balancer the toy cloud runs: reference (the kit's) or stub (logs only, your starting point); see reconcilers in main.go.")
-	toy.BoolVar(&listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit.")
+	toy.BoolVar(&listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them).")
 
 	// Closed at the first SIGINT or SIGTERM: the manager stops (upstream's Run
 	// returns once stop is closed); a second signal exits at once.
@@ -164,6 +180,9 @@ docs/lessons/05-cloud-controller-manager.md.`
 	upstream := cmd.RunE
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if listReconcilers {
+			if err := reconcilerKnown(reconciler); err != nil {
+				return err
+			}
 			fmt.Fprintln(cmd.OutOrStdout(), strings.Join(reconcilerNames(), "\n"))
 			return nil
 		}
@@ -218,8 +237,8 @@ func cloudInitializer(c *config.CompletedConfig) cloudprovider.Interface {
 // and where the kubeconfig comes from. It fills in --kubeconfig from $KUBECONFIG
 // when unset (upstream reads only the flag). The error names the flag.
 func validate(ccm *options.CloudControllerManagerOptions) error {
-	if _, ok := reconcilers[reconciler]; !ok {
-		return fmt.Errorf("--reconciler=%q: want one of %s", reconciler, strings.Join(reconcilerNames(), ", "))
+	if err := reconcilerKnown(reconciler); err != nil {
+		return err
 	}
 	shared := ccm.KubeCloudShared.CloudProvider
 	if !cloudprovider.IsCloudProvider(shared.Name) {
@@ -258,4 +277,26 @@ func kubeconfig(ccm *options.CloudControllerManagerOptions) error {
 		return fmt.Errorf("--kubeconfig=%s: %w", *path, err)
 	}
 	return nil
+}
+
+// editDistance is the number of one-letter insertions, deletions and
+// substitutions that turn a into b (Levenshtein distance).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

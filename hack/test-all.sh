@@ -18,22 +18,25 @@
 #     own; the fuzz targets' seed inputs run among them);
 #   - a smoke run of `make bench`, every scenario on one cluster of its own
 #     (controller-kit-bench; timings are never checked);
-#   - lesson 5's smoke: the first check of its suite (a Service of type
-#     LoadBalancer gets an address, the finalizer and the events) on
-#     controller-kit-test, beside the lessons' e2e suites, which make no Service
-#     of that type; its whole suite, stub and solution are make test-lesson5;
+#   - the smokes made of checks of the lessons with a cluster of their own
+#     (`check -lessons -smoke checks`, `check -lesson N -lane smoke`; lesson.yaml's
+#     smoke), on controller-kit-test beside the lessons' e2e suites: lesson 5's
+#     first check (a Service of type LoadBalancer gets an address, the finalizer
+#     and the events), since no other lesson makes a Service of that type; its
+#     whole suite, stub and solution are make test-lesson5;
 #   - the reliability scenarios (make test-reliability), smaller: the crash
 #     scenarios with 60 Foos and 5 Guestbooks, the leader take-over and the
 #     bad-input table, on a cluster of their own (controller-kit-reliability); the
 #     API server outage and the shipped manifests run in make test-reliability only,
 #     to keep make test within its time.
 #
-# Last, once the clusters are gone, lesson 4's smokes: hack/kube-src.sh smoke (a
-# copy of the Kubernetes source made, a package's tests found in it; make
-# test-lesson4 runs its checks), seconds on its own, but its 9,000 files slowed
-# the e2e suites' clusters down when it ran beside them; and hack/debug.sh smoke
-# (delve built on first use, a small debug build stopped at a breakpoint and gone
-# with its delve; make test-debug runs the debugger test on a cluster).
+# Last, once the clusters are gone, the smokes made of commands (`check -lessons
+# -smoke commands`), lesson 4's: hack/kube-src.sh smoke (a copy of the Kubernetes
+# source made, a package's tests found in it; make test-lesson4 runs its checks),
+# seconds on its own, but its 9,000 files slowed the e2e suites' clusters down
+# when it ran beside them; and hack/debug.sh smoke (delve built on first use, a
+# small debug build stopped at a breakpoint and gone with its delve; make
+# test-debug runs the debugger test on a cluster).
 #
 # The controllers and test suites are built once into _output/e2e-bin and reused
 # while their sources do not change (kittest.CachedBinary), so a second make test
@@ -144,16 +147,19 @@ background "$KIT_OUT/reliability.log" "reliability scenarios" \
 	nice -n 10 make --no-print-directory test-reliability RELIABILITY_FOOS=60 RELIABILITY_GUESTBOOKS=5 \
 	RELIABILITY_RUN='TestFooBurst|TestGuestbookBurst|TestBadInput|TestLeaderTakeOver' &
 jobs_pids+=($!)
-# Lesson 5's smoke, on the e2e suites' cluster (see the top of this file).
-kit_log "lesson 5 smoke in the background (a Service of type LoadBalancer gets an address; log: $KIT_OUT/lesson-5-smoke.log)"
-background "$KIT_OUT/lesson-5-smoke.log" "lesson 5 smoke" \
-	env KUBECONFIG="$KIT_KUBECONFIG" nice -n 10 make --no-print-directory -C cloud-provider-example test-e2e \
-	E2E_ARGS='-run ^TestLoadBalancerServiceGetsAnAddressFinalizerAndEvents$' &
-jobs_pids+=($!)
-# The lessons run in the background too, so that an interrupt reaches the trap
-# at once instead of after they end. make check's runner is built first, once:
-# both lesson jobs run it.
+# make check's runner, built once: it names the smokes, runs them and both
+# lesson jobs.
 go build -o "$KIT_OUT/bin/check" ./test/check
+# The smokes made of checks, on the e2e suites' cluster (see the top of this file).
+smokes=$("$KIT_OUT/bin/check" -lessons -smoke checks)
+for l in $smokes; do
+	kit_log "lesson $l smoke in the background (its lesson.yaml's smoke checks; log: $KIT_OUT/lesson-$l-smoke.log)"
+	background "$KIT_OUT/lesson-$l-smoke.log" "lesson $l smoke" \
+		env KUBECONFIG="$KIT_KUBECONFIG" nice -n 10 "$KIT_OUT/bin/check" -lesson "$l" -lane smoke &
+	jobs_pids+=($!)
+done
+# The lessons run in the background too, so that an interrupt reaches the trap
+# at once instead of after they end.
 KUBECONFIG="$KIT_KUBECONFIG" hack/test-lessons.sh --e2e &
 jobs_pids+=($!)
 KUBECONFIG="$CHECKS_KUBECONFIG" hack/test-lessons.sh --stub --solution &
@@ -166,7 +172,9 @@ jobs_pids=()
 trap - EXIT
 hack/cluster/local-down.sh
 KIT_CLUSTER=$CHECKS_CLUSTER hack/cluster/local-down.sh
-kit_log "lesson 4 smoke (a copy of the Kubernetes source; a small debug build stopped at a breakpoint under delve)"
-hack/kube-src.sh smoke
-hack/debug.sh smoke
+smokes=$("$KIT_OUT/bin/check" -lessons -smoke commands)
+for l in $smokes; do
+	kit_log "lesson $l smoke (its lesson.yaml's smoke commands)"
+	"$KIT_OUT/bin/check" -lesson "$l" -lane smoke
+done
 step "all tests passed"

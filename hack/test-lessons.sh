@@ -4,15 +4,19 @@
 # `check -lesson N -lane STEPS` (test/check/lane.go), which runs its
 # steps one after another, so a lesson never has two controllers at once:
 #
-#   --e2e       the tier's e2e suite with its reference Reconciler (make -C <tier> test-e2e);
-#               lesson 0 has none (its checks are exercises on lesson 1's tier)
+#   --e2e       the lesson's e2e suite with its reference Reconciler, each wait with the
+#               suite's own deadline; lesson 0 has none (its checks are exercises on
+#               lesson 1's tier)
 #   --stub      make check against the stub: exactly the checks marked StubFails fail
 #               (lesson 0: the tier as shipped fails both of its exercises)
 #   --solution  each exercise's reference solution (docs/solutions) passes every check,
 #               and the tier's reference fails the exercise's checks
 #
-#   hack/test-lessons.sh --e2e --stub --solution [0 1 2 3]   # what make test runs
+#   hack/test-lessons.sh --e2e --stub --solution [N ...]   # what make test runs
 #
+# Without lesson numbers it runs the lessons whose lesson.yaml says cluster:
+# shared (`check -lessons -cluster shared`); a lesson with a cluster of its own
+# runs here only on that cluster (hack/test-lesson.sh).
 # Each lane writes its output to _output/lesson-N-STEPS.log (such as
 # lesson-3-stub-solution.log) and prints a line per finished step; a lane that
 # fails prints its log. Exit code 0 when every lane passed. make test runs the
@@ -26,14 +30,13 @@ steps=() lessons=()
 for arg in "$@"; do
 	case "$arg" in
 	--e2e | --stub | --solution) steps+=("${arg#--}") ;;
-	[0-9]) lessons+=("$arg") ;;
+	[0-9]*) lessons+=("$arg") ;;
 	*)
 		echo "test-lessons.sh: unknown argument $arg; want --e2e, --stub, --solution and lesson numbers" >&2
 		exit 2
 		;;
 	esac
 done
-[ ${#lessons[@]} -gt 0 ] || lessons=(0 1 2 3)
 if [ ${#steps[@]} -eq 0 ]; then
 	echo "test-lessons.sh: nothing to run; pass --e2e, --stub and/or --solution" >&2
 	exit 2
@@ -45,6 +48,10 @@ hack/build-bins.sh kubectl
 mkdir -p "$KIT_OUT"
 check="$KIT_OUT/bin/check"
 go build -o "$check" ./test/check
+if [ ${#lessons[@]} -eq 0 ]; then
+	shared=$("$check" -lessons -cluster shared) # on its own line, so that set -e sees it fail
+	mapfile -t lessons <<<"$shared"
+fi
 
 kit_log "lessons ${lessons[*]}, one lane each, in parallel: ${lane//,/, then } (logs: $KIT_OUT/lesson-N-$log_suffix.log)"
 pids=()

@@ -103,6 +103,22 @@ func reconcilerNames() []string {
 	return slices.Sorted(maps.Keys(reconcilers))
 }
 
+// reconcilerKnown returns nil when name is a key of reconcilers, else an error
+// naming the flag and the keys and, for a typo (two letters off at most), the
+// one meant.
+func reconcilerKnown(name string) error {
+	if _, ok := reconcilers[name]; ok {
+		return nil
+	}
+	names := reconcilerNames()
+	for _, known := range names {
+		if editDistance(name, known) <= 2 {
+			return fmt.Errorf("--reconciler=%q: want one of %s; did you mean %s?", name, strings.Join(names, ", "), known)
+		}
+	}
+	return fmt.Errorf("--reconciler=%q: want one of %s (add yours to the reconcilers map first)", name, strings.Join(names, ", "))
+}
+
 // options are the command-line flags.
 type options struct {
 	kubeconfig string
@@ -157,6 +173,9 @@ status. It is lesson 2 of controller-kit: docs/lessons/02-sample-controller.md.`
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.listReconcilers {
+				if err := reconcilerKnown(o.reconciler); err != nil {
+					return err
+				}
 				fmt.Fprintln(cmd.OutOrStdout(), strings.Join(reconcilerNames(), "\n"))
 				return nil
 			}
@@ -193,7 +212,7 @@ status. It is lesson 2 of controller-kit: docs/lessons/02-sample-controller.md.`
 	foo.IntVar(&o.workers, "workers", 16, "How many Foos are reconciled in parallel (each mostly waits on the API server, so more than the CPU count helps).")
 	foo.DurationVar(&o.maxRetryDelay, "max-retry-delay", controller.DefaultMaxRetryDelay, "The longest wait between two retries of a failed Foo (the backoff starts at 5ms and doubles): the end of an outage is noticed within it. From 1s to 10m.")
 	foo.StringVar(&o.reconciler, "reconciler", "reference", "Which Reconciler runs: reference (the kit's) or stub (logs only, your starting point); see reconcilers.")
-	foo.BoolVar(&o.listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit.")
+	foo.BoolVar(&o.listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them).")
 
 	// kube-controller-manager's flag names (component-base's leader-election
 	// flags); the guestbook manager uses the same ones.
@@ -220,8 +239,8 @@ status. It is lesson 2 of controller-kit: docs/lessons/02-sample-controller.md.`
 // run starts the controller and returns when ctx is cancelled (nil) or when it
 // cannot start or loses leadership (an error, so the process exits non-zero).
 func run(ctx context.Context, o options) error {
-	if _, ok := reconcilers[o.reconciler]; !ok {
-		return fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(reconcilerNames(), ", "))
+	if err := reconcilerKnown(o.reconciler); err != nil {
+		return err
 	}
 	if o.maxRetryDelay < time.Second || o.maxRetryDelay > 10*time.Minute {
 		return fmt.Errorf("--max-retry-delay=%s: want a delay from 1s to 10m, for example 30s", o.maxRetryDelay)
@@ -487,4 +506,26 @@ func runWithLeaderElection(ctx context.Context, o options, kubeClient kubernetes
 		return errLostLeadership
 	}
 	return runErr
+}
+
+// editDistance is the number of one-letter insertions, deletions and
+// substitutions that turn a into b (Levenshtein distance).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

@@ -134,3 +134,17 @@ func TestMaxRetryDelayOutOfRangeNamesTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestListReconcilersRefusesAnUnknownReconcilerNamingTheOneMeant: with a
+// --reconciler that is no key of reconcilers, --list-reconcilers fails naming
+// the flag, the names and, for a typo, the one meant: that is how make run asks
+// before any cluster work.
+func TestListReconcilersRefusesAnUnknownReconcilerNamingTheOneMeant(t *testing.T) {
+	_, err := runCommand(t, "--reconciler=stbu", "--list-reconcilers")
+	if err == nil || !strings.Contains(err.Error(), `--reconciler="stbu"`) || !strings.Contains(err.Error(), "reference, stub") || !strings.Contains(err.Error(), "did you mean stub?") {
+		t.Errorf("--reconciler=stbu --list-reconcilers: %v, want an error naming the flag, the Reconcilers and \"did you mean stub?\"", err)
+	}
+	if err := reconcilerKnown("mine"); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("reconcilerKnown(mine) = %v, want an error that suggests nothing: mine is near no name", err)
+	}
+}

@@ -96,7 +96,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.maxRetries, "max-retries", 5, "fast retries of a failed key (5 ms, doubling) before the slow ones, every --max-retry-delay; a key is never dropped")
 	fs.DurationVar(&o.maxRetryDelay, "max-retry-delay", 30*time.Second, "the longest wait between two retries of a failed key: the end of an outage is noticed within it")
 	fs.StringVar(&o.reconciler, "reconciler", "reference", "which Reconciler to run: reference (labels Pods with their phase) or stub (only logs); see reconcilers")
-	fs.BoolVar(&o.listReconcilers, "list-reconcilers", false, "print the names --reconciler accepts, one per line, and exit")
+	fs.BoolVar(&o.listReconcilers, "list-reconcilers", false, "print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them)")
 	fs.Float64Var(&o.qps, "kube-api-qps", 200, "client-side limit of API requests per second")
 	fs.IntVar(&o.burst, "kube-api-burst", 400, "client-side burst of API requests above --kube-api-qps")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "serve /metrics and /debug/pprof/ over plain HTTP on this address, for example 127.0.0.1:8080; 0 = off (they have no authentication: keep them on loopback)")
@@ -112,7 +112,7 @@ func parseFlags(args []string) (options, error) {
 	case o.maxRetries < 0 || o.maxRetryDelay < time.Second || o.maxRetryDelay > 10*time.Minute:
 		return o, fmt.Errorf("--max-retries=%d --max-retry-delay=%s: want 0 or more fast retries and a delay from 1s to 10m, for example 5 and 30s", o.maxRetries, o.maxRetryDelay)
 	case reconcilers[o.reconciler] == nil:
-		return o, fmt.Errorf("--reconciler=%q: want one of %s", o.reconciler, strings.Join(slices.Sorted(maps.Keys(reconcilers)), ", "))
+		return o, unknownReconciler(o.reconciler)
 	case o.qps <= 0 || o.burst < 1:
 		return o, fmt.Errorf("--kube-api-qps=%g --kube-api-burst=%d: both must be positive, for example 200 and 400", o.qps, o.burst)
 	}
@@ -310,6 +310,41 @@ type reconcilerDeps struct {
 var reconcilers = map[string]func(reconcilerDeps) Reconciler{
 	"reference": func(d reconcilerDeps) Reconciler { return &PhaseLabelReconciler{Client: d.client, Pods: d.pods} },
 	"stub":      func(d reconcilerDeps) Reconciler { return &StubReconciler{Pods: d.pods} },
+}
+
+// unknownReconciler is the error for a --reconciler value that is no key of
+// reconcilers: it lists the keys and, for a typo (two letters off at most),
+// names the one meant.
+func unknownReconciler(name string) error {
+	names := slices.Sorted(maps.Keys(reconcilers))
+	for _, known := range names {
+		if editDistance(name, known) <= 2 {
+			return fmt.Errorf("--reconciler=%q: want one of %s; did you mean %s?", name, strings.Join(names, ", "), known)
+		}
+	}
+	return fmt.Errorf("--reconciler=%q: want one of %s (add yours to the reconcilers map first)", name, strings.Join(names, ", "))
+}
+
+// editDistance is the number of one-letter insertions, deletions and
+// substitutions that turn a into b (Levenshtein distance).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // StubReconciler only logs what it sees: your starting point. Its first step is

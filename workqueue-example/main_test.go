@@ -584,4 +584,13 @@ func TestReconcilerFlagAcceptsExactlyTheRegisteredReconcilers(t *testing.T) {
 			t.Errorf("the error %q does not list the valid value %q", err, name)
 		}
 	}
+	if strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("the error %q suggests a name for nope, which is near none", err)
+	}
+	// A typo names the Reconciler meant, even with --list-reconcilers, which is
+	// how make run-workqueue asks before any cluster work.
+	_, err = parseFlags([]string{"--reconciler=stbu", "--list-reconcilers"})
+	if err == nil || !strings.Contains(err.Error(), `--reconciler="stbu"`) || !strings.Contains(err.Error(), "did you mean stub?") {
+		t.Errorf("parseFlags(--reconciler=stbu --list-reconcilers) = %v, want an error naming the flag and asking \"did you mean stub?\"", err)
+	}
 }

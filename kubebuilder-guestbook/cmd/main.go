@@ -116,6 +116,22 @@ func reconcilerNames() []string {
 	return slices.Sorted(maps.Keys(reconcilers))
 }
 
+// reconcilerKnown returns nil when name is a key of reconcilers, else an error
+// naming the flag and the keys and, for a typo (two letters off at most), the
+// one meant.
+func reconcilerKnown(name string) error {
+	if _, ok := reconcilers[name]; ok {
+		return nil
+	}
+	names := reconcilerNames()
+	for _, known := range names {
+		if editDistance(name, known) <= 2 {
+			return fmt.Errorf("--reconciler=%q: want one of %s; did you mean %s?", name, strings.Join(names, ", "), known)
+		}
+	}
+	return fmt.Errorf("--reconciler=%q: want one of %s (add yours to the reconcilers map first)", name, strings.Join(names, ", "))
+}
+
 func main() {
 	if err := run(); err != nil {
 		// setupLog logs without a stack trace: the error names its fix.
@@ -192,7 +208,7 @@ func run() error {
 		"The longest wait between two retries of a failed Guestbook (the backoff starts at 5ms and doubles): the end of an outage is noticed within it. From 1s to 10m.")
 	flag.StringVar(&reconcilerName, "reconciler", "reference",
 		"The Reconciler to run: reference (the finished operator) or stub (logs only; the lesson's starting point); see reconcilers.")
-	flag.BoolVar(&listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit.")
+	flag.BoolVar(&listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them).")
 	flag.StringVar(&operatorNamespace, "operator-namespace", envOr("POD_NAMESPACE", "kubebuilder-guestbook-system"),
 		"The namespace of the directory ConfigMap "+controller.DirectoryName+". Defaults to $POD_NAMESPACE.")
 	flag.Float64Var(&qps, "kube-api-qps", 200, "Queries per second the client may make to the API server.")
@@ -203,6 +219,9 @@ func run() error {
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	if listReconcilers {
+		if err := reconcilerKnown(reconcilerName); err != nil {
+			return err
+		}
 		fmt.Println(strings.Join(reconcilerNames(), "\n"))
 		return nil
 	}
@@ -219,8 +238,8 @@ func run() error {
 	if err := checkMaxRetryDelay(maxRetryDelay); err != nil {
 		return err
 	}
-	if _, ok := reconcilers[reconcilerName]; !ok {
-		return fmt.Errorf("--reconciler=%q: want one of %s", reconcilerName, strings.Join(reconcilerNames(), ", "))
+	if err := reconcilerKnown(reconcilerName); err != nil {
+		return err
 	}
 	if enableLeaderElection {
 		// In a Pod, controller-runtime puts the Lease in the Pod's namespace (read
@@ -437,4 +456,26 @@ func checkMaxRetryDelay(d time.Duration) error {
 		return fmt.Errorf("--max-retry-delay=%s: want a delay from 1s to 10m, for example 30s", d)
 	}
 	return nil
+}
+
+// editDistance is the number of one-letter insertions, deletions and
+// substitutions that turn a into b (Levenshtein distance).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

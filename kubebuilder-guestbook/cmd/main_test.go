@@ -124,3 +124,22 @@ func TestMaxRetryDelayOutOfRangeNamesTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownReconcilerNamesTheFlagAndTheOneMeant: a --reconciler that is no key
+// of reconcilers is refused naming the flag and the keys, and a typo gets the
+// name meant (make run-guestbook asks the manager with --list-reconcilers before
+// any cluster work).
+func TestUnknownReconcilerNamesTheFlagAndTheOneMeant(t *testing.T) {
+	for name := range reconcilers {
+		if err := reconcilerKnown(name); err != nil {
+			t.Errorf("reconcilerKnown(%s) = %v, want nil", name, err)
+		}
+	}
+	err := reconcilerKnown("stbu")
+	if err == nil || !strings.Contains(err.Error(), `--reconciler="stbu"`) || !strings.Contains(err.Error(), "reference, stub") || !strings.Contains(err.Error(), "did you mean stub?") {
+		t.Errorf("reconcilerKnown(stbu) = %v, want an error naming the flag, the Reconcilers and \"did you mean stub?\"", err)
+	}
+	if err := reconcilerKnown("mine"); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("reconcilerKnown(mine) = %v, want an error that suggests nothing: mine is near no name", err)
+	}
+}

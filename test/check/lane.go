@@ -2,11 +2,13 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -19,69 +21,126 @@ import (
 // test keeps it in _output/lesson-N-STEPS.log); one progress line per finished step
 // goes to standard error. It returns 0 when every step passed, else 1.
 //
-//   - e2e: the tier's e2e suite passes with the reference Reconciler (make test-e2e);
-//     a lesson whose checks are all exercises has none.
+//   - e2e: the lesson's suite passes with the reference Reconciler, each wait
+//     with the suite's own deadline; a lesson whose checks are all exercises
+//     has none.
 //   - stub: the stub fails exactly the checks its table marks StubFails (for a
 //     lesson whose checks are all exercises: the tier as shipped fails them).
 //   - solution: each exercise's reference solution passes every check, and the
 //     reference Reconciler fails the exercise's own checks (so they can fail).
+//   - smoke: what make test runs of a lesson with a cluster of its own
+//     (Lesson.Smoke): its smoke checks with the reference, or its commands.
 //
 // Steps run one after another: lessons 1 and 3 watch every namespace, and two
 // controllers of one lesson at once would do each other's work.
 func runLane(o options, w io.Writer) (int, error) {
-	lesson, err := findLesson(o.root, o.lesson)
+	l, err := findLesson(o.root, o.lesson)
 	if err != nil {
 		return 0, err
 	}
-	for _, step := range strings.Split(o.lane, ",") {
+	steps := strings.Split(o.lane, ",")
+	for _, step := range steps {
+		if laneSteps[step].run == nil {
+			return 0, fmt.Errorf("-lane=%q: unknown step %q; want e2e, stub, solution and/or smoke", o.lane, step)
+		}
+	}
+	for _, step := range steps {
 		start := time.Now()
 		fmt.Fprintf(w, ">> lane step %s\n", step)
-		var ok bool
-		var what string
-		switch step {
-		case "e2e":
-			if lesson.OnlyExercises {
-				fmt.Fprintf(w, "lesson %s has no e2e suite of its own: its checks are exercises (steps stub and solution)\n", lesson.Number)
-				continue
-			}
-			what = "the e2e suite passes with the reference"
-			ok = runE2E(o.root, lesson, w)
-		case "stub":
-			// Each wait gets 20 s unless KIT_STUB_TIMEOUT says otherwise: the
-			// stub never converges, and the waits it must pass (a Lease handover
-			// after a release) take a second or two on the local cluster.
-			what = "the stub fails exactly the checks it should"
-			timeout := cmp.Or(os.Getenv(kittest.StubTimeoutEnv), "20s")
-			if _, perr := time.ParseDuration(timeout); perr != nil {
-				return 0, fmt.Errorf("%s=%q: %v; want a Go duration such as 60s", kittest.StubTimeoutEnv, timeout, perr)
-			}
-			// The stub makes nothing, so its checks ask no CPU of a node: they
-			// run 16 at a time whatever KIT_E2E_PARALLEL says (it is there for
-			// the reference's Pods), and mostly wait out their timeouts.
-			ok, err = passes(options{root: o.root, lesson: lesson.Number, reconciler: "stub", timeout: timeout, expectStub: true, parallel: "16"}, w)
-		case "solution":
-			what = "every exercise's solution passes, the reference fails the exercise"
-			ok, err = solutionsHold(o.root, lesson, w)
-		default:
-			return 0, fmt.Errorf("-lane=%q: unknown step %q; want e2e, stub and/or solution", o.lane, step)
+		ok, err := laneSteps[step].run(o.root, l, w)
+		if errors.Is(err, errNothingToRun) {
+			continue
 		}
 		if err != nil {
 			return 0, err
 		}
 		if !ok {
-			progress("lesson %s: FAILED at step %s (%s)", lesson.Number, step, what)
+			progress("lesson %s: FAILED at step %s (%s)", l.Number, step, laneSteps[step].what)
 			return 1, nil
 		}
-		progress("lesson %s: %s (%d s)", lesson.Number, what, int(time.Since(start).Seconds()))
+		progress("lesson %s: %s (%d s)", l.Number, laneSteps[step].what, int(time.Since(start).Seconds()))
 	}
 	return 0, nil
 }
 
-// runE2E runs `make test-e2e` in the lesson's tier and reports whether it passed.
-func runE2E(root string, l *lesson, w io.Writer) bool {
-	cmd := exec.Command("make", "--no-print-directory", "-C", filepath.Join(root, l.Tier), "test-e2e")
-	cmd.Stdout, cmd.Stderr = w, w
-	return cmd.Run() == nil
+// laneStep is one step of a lane: what its progress line says it checked, and
+// how it runs, reporting whether it passed.
+type laneStep struct {
+	what string
+	run  func(root string, l *lesson, w io.Writer) (bool, error)
+}
+
+// laneSteps are the steps -lane takes, by name.
+var laneSteps = map[string]laneStep{
+	"e2e":      {"the e2e suite passes with the reference", e2ePasses},
+	"stub":     {"the stub fails exactly the checks it should", stubFailsAsMarked},
+	"solution": {"every exercise's solution passes, the reference fails the exercise", solutionsHold},
+	"smoke":    {"the smoke passes", smokePasses},
+}
+
+// errNothingToRun is what a step returns, having said why, when the lesson has
+// nothing for it: the lane goes on to the next step.
+var errNothingToRun = errors.New("nothing to run")
+
+// e2ePasses runs the lesson's suite with the reference Reconciler, as its tier's
+// make test-e2e would: each wait with the suite's own deadline, the logs kept
+// apart from the stub and solution steps' (which make test runs at the same
+// time, on its other cluster).
+func e2ePasses(root string, l *lesson, w io.Writer) (bool, error) {
+	if l.OnlyExercises {
+		fmt.Fprintf(w, "lesson %s has no e2e suite of its own: its checks are exercises (steps stub and solution)\n", l.Number)
+		return false, errNothingToRun
+	}
+	return passes(options{root: root, lesson: l.Number, reconciler: kittest.DefaultReconciler, logDir: laneLogDir(root, l, "e2e")}, w)
+}
+
+// stubFailsAsMarked runs the checks against the stub (-expect-stub). Each wait
+// gets 20 s unless KIT_STUB_TIMEOUT says otherwise: the stub never converges,
+// and the waits it must pass (a Lease handover after a release) take a second
+// or two on the local cluster. The stub makes nothing, so its checks ask no CPU
+// of a node: they run 16 at a time whatever KIT_E2E_PARALLEL says (it is there
+// for the reference's Pods), and mostly wait out their timeouts.
+func stubFailsAsMarked(root string, l *lesson, w io.Writer) (bool, error) {
+	timeout := cmp.Or(os.Getenv(kittest.StubTimeoutEnv), "20s")
+	if _, err := time.ParseDuration(timeout); err != nil {
+		return false, fmt.Errorf("%s=%q: %v; want a Go duration such as 60s", kittest.StubTimeoutEnv, timeout, err)
+	}
+	return passes(options{root: root, lesson: l.Number, reconciler: "stub", timeout: timeout, expectStub: true, parallel: "16"}, w)
+}
+
+// smokePasses runs the lesson's smoke: its smoke checks with the reference on
+// the cluster KUBECONFIG reaches (a subtest's whole top-level test runs), or its
+// commands from the repository root, one after another.
+func smokePasses(root string, l *lesson, w io.Writer) (bool, error) {
+	if l.Smoke == nil {
+		return false, fmt.Errorf("lesson %s has no smoke: its lesson.yaml says cluster: %s, so make test runs all of its checks (-lane e2e,stub,solution)", l.Number, l.Cluster)
+	}
+	if len(l.Smoke.Checks) > 0 {
+		var tests []string
+		for _, name := range l.Smoke.Checks {
+			top, _, _ := strings.Cut(name, "/")
+			tests = append(tests, regexp.QuoteMeta(top))
+		}
+		run := "^(" + strings.Join(tests, "|") + ")$"
+		return passes(options{root: root, lesson: l.Number, reconciler: kittest.DefaultReconciler, run: run, logDir: laneLogDir(root, l, "smoke")}, w)
+	}
+	for _, command := range l.Smoke.Commands {
+		fmt.Fprintf(w, ">> %s\n", command)
+		args := strings.Fields(command)
+		cmd := exec.Command(filepath.Join(root, args[0]), args[1:]...)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = root, w, w
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(w, "%s: %v\n", command, err)
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// laneLogDir is where a lane step that may run beside another step of the same
+// lesson (on make test's other cluster) keeps its suite's logs.
+func laneLogDir(root string, l *lesson, step string) string {
+	return filepath.Join(root, "_output", "check", "lesson-"+l.Number+"-"+step)
 }
 
 // passes runs the suite with o and reports whether its code is 0.
@@ -98,9 +157,15 @@ func passes(o options, w io.Writer) (bool, error) {
 // checks. A wait that must succeed gets 2 minutes, since make test's other jobs
 // hold the CPU meanwhile (a Deployment reaching Available took over 30 s there)
 // and a deadline met early costs nothing; 10 s is plenty for a wait that is
-// meant to time out.
+// meant to time out. An exercise that runs on kind only is skipped on the local
+// cluster, with its reason.
 func solutionsHold(root string, l *lesson, w io.Writer) (bool, error) {
+	kindOnly := kindOnlyHere(l, onKind)
 	for _, ex := range l.Exercises {
+		if reason, ok := kindOnly[ex.Name]; ok {
+			fmt.Fprintf(w, "skip  "+learnerTexts().skipKindOnly+"\n", ex.Name, reason)
+			continue
+		}
 		if ok, err := passes(options{root: root, lesson: l.Number, reconciler: "reference", solution: ex.Name, timeout: "2m"}, w); err != nil || !ok {
 			return false, err
 		}

@@ -9,9 +9,11 @@
 //	check -lesson 2 -reconciler mine           # your own, registered in the tier
 //	check -lesson 2 -solution service          # a reference solution, with its exercise's checks
 //	check -lesson 2 -lane e2e,stub,solution    # what make test runs for each lesson
+//	check -lessons -cluster shared             # the lessons of make test's lanes, one a line
 //
 // The files, in reading order: lessons.go (the lesson table: the suites'
-// lesson.yaml files, read through kittest.ReadLessons), suite.go (runs `go test -json` in the tier and
+// lesson.yaml files, read through kittest.ReadLessons, and -lessons, which the
+// scripts ask), suite.go (runs `go test -json` in the tier and
 // reads each test's outcome), report.go (one line per check), diagnosis.go (a
 // failing check's cause), solution.go (builds a tier with a solution patch laid
 // over it), lane.go (make test's steps per lesson) and contracts.go (every
@@ -22,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/controller-kit/controller-kit/test/kittest"
@@ -32,20 +35,25 @@ type check = kittest.Check
 
 // options are the command line: which lesson, which Reconciler, what else to run.
 type options struct {
-	root, lesson, reconciler, exercise, solution, timeout, run, lane, binary string
+	root, lesson, reconciler, exercise, solution, timeout, run, lane string
 	// logDir is where the suite keeps each test's controller logs and refused
-	// requests (kittest.LogDirEnv); run sets it.
+	// requests (kittest.LogDirEnv); run sets it to _output/check/lesson-N
+	// unless the caller set it.
 	logDir string
 	// parallel, when set, is go test's -parallel for this run, over
 	// KIT_E2E_PARALLEL (kittest.ParallelEnv); the lane's stub step sets it.
-	parallel                                       string
-	expectStub, verbose, validate, verifyContracts bool
+	parallel                                            string
+	expectStub, verbose, ensureCluster, verifyContracts bool
+	// lessons asks for the lessons' numbers instead of a run, those that pass
+	// filter (-cluster, -kind, -smoke).
+	lessons bool
+	filter  lessonFilter
 }
 
 func main() {
 	var o options
 	flag.StringVar(&o.root, "root", ".", "the repository root (holds go.work)")
-	flag.StringVar(&o.lesson, "lesson", "", "the lesson to check: 0, 1, 2 or 3")
+	flag.StringVar(&o.lesson, "lesson", "", "the lesson to check, such as 2 (check -lessons lists them)")
 	flag.StringVar(&o.reconciler, "reconciler", kittest.DefaultReconciler, "the Reconciler to check: stub, reference, or a name you registered in the tier")
 	flag.StringVar(&o.exercise, "exercise", "", "also run the checks of this exercise beyond the reference (see the lesson's Exercises)")
 	flag.StringVar(&o.solution, "solution", "", "build the tier with the reference solution docs/solutions/<lesson>/<name>.patch applied (to copies; the tier is not changed)")
@@ -53,40 +61,18 @@ func main() {
 	flag.StringVar(&o.run, "run", "", "run only the checks whose test names match this regular expression (go test -run)")
 	flag.BoolVar(&o.expectStub, "expect-stub", false, "for make test-checks: succeed only when exactly the checks marked StubFails fail")
 	flag.BoolVar(&o.verbose, "v", false, "print the full output of failed checks")
-	flag.StringVar(&o.lane, "lane", "", "make test's steps for the lesson, comma-separated, in this order: e2e (the suite with the reference), stub (-expect-stub), solution (every exercise's solution passes, the reference fails it)")
-	flag.BoolVar(&o.validate, "validate", false, "only check that -lesson, -exercise and -solution name a lesson and its exercises and that the controller has -reconciler, and exit")
-	flag.StringVar(&o.binary, "binary", "", "with -validate: the controller built already (a tier's make run builds bin/<name>), asked for -reconciler instead of building the lesson's; -lesson may then be left out")
+	flag.StringVar(&o.lane, "lane", "", "make test's steps for the lesson, comma-separated, in this order: e2e (the suite with the reference), stub (-expect-stub), solution (every exercise's solution passes, the reference fails it), smoke (what make test runs of a lesson with a cluster of its own)")
+	flag.BoolVar(&o.ensureCluster, "ensure-cluster", false, "what make check does: check the arguments and that the controller has -reconciler, before any cluster work; then make sure there is a cluster (hack/cluster/ensure-cluster.sh: the one KUBECONFIG reaches, else a local one started); then run the checks")
 	flag.BoolVar(&o.verifyContracts, "verify-contracts", false, "for make verify-docs: check that every lesson states each contract its checks rely on, and exit")
+	flag.BoolVar(&o.lessons, "lessons", false, "print the numbers of the lessons, one a line, that pass the filters -cluster, -kind and -smoke, and exit (with -lesson: exit 1 when that lesson does not pass them)")
+	flag.StringVar(&o.filter.cluster, "cluster", "", "with -lessons: only the lessons whose lesson.yaml says this cluster: shared (they run in make test's lanes) or own (make test-lessonN)")
+	flag.BoolVar(&o.filter.kind, "kind", false, "with -lessons: only the lessons that run on kind (no localClusterOnly)")
+	flag.StringVar(&o.filter.smoke, "smoke", "", "with -lessons: only the lessons whose smoke is made of checks (run on make test's e2e cluster) or commands (run last, with no cluster)")
 	flag.Parse()
-	if o.verifyContracts {
-		code, err := verifyContracts(o.root, os.Stdout)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "check:", err)
-			os.Exit(2)
-		}
-		os.Exit(code)
-	}
 	if o.reconciler == "" {
 		o.reconciler = kittest.DefaultReconciler // make check passes RECONCILER as it is, set or not
 	}
-	if o.validate {
-		if err := validate(o); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-		return
-	}
-	var code int
-	var err error
-	if o.lane != "" {
-		code, err = runLane(o, os.Stdout)
-	} else {
-		var res *suiteRun
-		res, err = run(o, os.Stdout)
-		if res != nil {
-			code = res.code
-		}
-	}
+	code, err := dispatch(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "check:", err)
 		os.Exit(2)
@@ -94,31 +80,43 @@ func main() {
 	os.Exit(code)
 }
 
+// dispatch does what the options ask, and returns the exit code; its error
+// stops the program with code 2.
+func dispatch(o options) (int, error) {
+	switch {
+	case o.verifyContracts:
+		return verifyContracts(o.root, os.Stdout)
+	case o.lessons:
+		return listLessons(o.root, o.lesson, o.filter, os.Stdout)
+	case o.lane != "":
+		return runLane(o, os.Stdout)
+	}
+	if o.ensureCluster {
+		if err := validate(o); err != nil {
+			fmt.Fprintln(os.Stderr, err) // a typo: its own words, without "check:"
+			return 2, nil
+		}
+		if err := ensureCluster(o.root); err != nil {
+			return 0, err
+		}
+	}
+	res, err := run(o, os.Stdout)
+	if err != nil {
+		return 0, err
+	}
+	return res.code, nil
+}
+
 // validate checks that the options name a lesson of the table and, when set,
 // one of its exercises as -exercise and -solution, and that the controller has
-// the Reconciler -reconciler names: the one -binary names (then -lesson may be
-// empty), else the lesson's, built into the kit's cache (make check's run then
-// reuses that build). A solution's own Reconciler is checked by the suite, with
-// the solution laid over the tier. It is what make check and the tiers' make run
-// do before any cluster work.
+// the Reconciler -reconciler names (building it into the kit's cache, which
+// the run then reuses, and asking it once: requireReconciler). A solution's
+// own Reconciler is asked by the run, once the solution is laid over the tier.
+// It is what make check does before any cluster work.
 func validate(o options) error {
-	if o.binary != "" && o.lesson == "" {
-		return kittest.RequireReconciler(o.binary, o.reconciler)
-	}
 	l, err := findLesson(o.root, o.lesson)
 	if err != nil {
 		return err
-	}
-	if o.solution == "" && o.reconciler != kittest.DefaultReconciler && !l.KubeSource {
-		bin := o.binary
-		if bin == "" {
-			if bin, err = kittest.CachedBinary(filepath.Join(o.root, l.Tier, l.Main), l.Binary, ""); err != nil {
-				return err
-			}
-		}
-		if err := kittest.RequireReconciler(bin, o.reconciler); err != nil {
-			return err
-		}
 	}
 	for flagName, name := range map[string]string{"EXERCISE": o.exercise, "SOLUTION": o.solution} {
 		if name == "" {
@@ -127,6 +125,28 @@ func validate(o options) error {
 		if _, err := l.Exercise(name); err != nil {
 			return fmt.Errorf("%s=%s: %w", flagName, name, err)
 		}
+	}
+	if o.solution != "" || o.reconciler == kittest.DefaultReconciler || l.KubeSource {
+		return nil
+	}
+	root, err := filepath.Abs(o.root)
+	if err != nil {
+		return err
+	}
+	bin, err := buildController(root, l, "", "")
+	if err != nil {
+		return err
+	}
+	return requireReconciler(bin, o.reconciler)
+}
+
+// ensureCluster runs hack/cluster/ensure-cluster.sh, as the tiers' run targets
+// do: the cluster KUBECONFIG reaches, else the kit's local one, started.
+func ensureCluster(root string) error {
+	cmd := exec.Command(filepath.Join(root, "hack", "cluster", "ensure-cluster.sh"))
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("no cluster to check against (hack/cluster/ensure-cluster.sh: %w, its message is above)", err)
 	}
 	return nil
 }

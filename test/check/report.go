@@ -13,8 +13,9 @@ import (
 )
 
 // report prints one line per check, in the table's order, then the tests the
-// table does not describe, and a summary; it returns the exit code.
-func report(w io.Writer, root string, checks []check, results map[string]*result, o options) int {
+// table does not describe, and a summary; it returns the exit code. kindOnly
+// are the exercises skipped on this cluster, with the reason each gives.
+func report(w io.Writer, root string, checks []check, results map[string]*result, o options, kindOnly map[string]string) int {
 	passed, failed, problems := 0, 0, []string{}
 	t := learnerTexts()
 	shown := newShownSoFar()
@@ -31,26 +32,9 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 			fmt.Fprintf(w, "PASS  %s\n", c.Behaviour)
 		case "fail":
 			failed++
-			fmt.Fprintf(w, "FAIL  %s\n      %s%s\n", c.Behaviour, t.hint, c.Hint)
-			for _, contract := range c.Contracts {
-				fmt.Fprintf(w, "      %s%s\n", t.needs, contract)
-			}
-			fmt.Fprintf(w, "      %s%s\n", t.reread, rereadFor(root, c.Reread))
-			for _, line := range failureLines(results[c.Test], o.verbose) {
-				fmt.Fprintf(w, "      | %s\n", line)
-			}
-			printDiagnosis(w, root, o.logDir, c.Test, shown)
+			printFailure(w, root, c, results[c.Test], o, shown)
 		case "skip":
-			if c.Exercise != "" {
-				fmt.Fprintf(w, "skip  "+t.skipExercise+"\n", c.Exercise, c.Exercise)
-			} else {
-				// Why it was skipped (say, a cluster without an audit log) is the
-				// test's own t.Skip line.
-				fmt.Fprintf(w, "skip  %s\n", c.Behaviour)
-				for _, line := range failureLines(results[c.Test], false) {
-					fmt.Fprintf(w, "      | %s\n", line)
-				}
-			}
+			printSkip(w, c, results[c.Test], kindOnly)
 		case "":
 			if o.run != "" {
 				continue // not selected by -run
@@ -58,17 +42,8 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 			failed++
 			fmt.Fprintf(w, "FAIL  %s%s\n      %s%s\n", c.Behaviour, t.didNotFinish, t.reread, rereadFor(root, c.Reread))
 		}
-		if o.expectStub && status == "" {
-			problems = append(problems, fmt.Sprintf("%s: no such test ran (is the table entry's name right?)", c.Test))
-		} else if o.expectStub && status != "skip" && (status == "fail") != c.StubFails {
-			// A check that skipped itself (an exercise not asked for; on kind, a
-			// check that reads the local cluster's audit log) shows nothing of
-			// the stub either way: its skip line above says why.
-			want := "pass"
-			if c.StubFails {
-				want = "fail"
-			}
-			problems = append(problems, fmt.Sprintf("%s: %s against the stub, but its table entry says it should %s", c.Test, status, want))
+		if problem := stubProblem(c, status, o); problem != "" {
+			problems = append(problems, problem)
 		}
 	}
 	for _, name := range sortedKeys(results) {
@@ -76,6 +51,67 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 			problems = append(problems, fmt.Sprintf("%s (%s) has no row in the suite's lesson file (lesson.yaml)", name, results[name].action))
 		}
 	}
+	return summarize(w, passed, failed, problems, o)
+}
+
+// printFailure prints a failed check: its behaviour, hint, contracts, the
+// section to reread, what the test said, and its cause (printDiagnosis).
+func printFailure(w io.Writer, root string, c check, res *result, o options, shown *shownSoFar) {
+	t := learnerTexts()
+	fmt.Fprintf(w, "FAIL  %s\n      %s%s\n", c.Behaviour, t.hint, c.Hint)
+	for _, contract := range c.Contracts {
+		fmt.Fprintf(w, "      %s%s\n", t.needs, contract)
+	}
+	fmt.Fprintf(w, "      %s%s\n", t.reread, rereadFor(root, c.Reread))
+	for _, line := range failureLines(res, o.verbose) {
+		fmt.Fprintf(w, "      | %s\n", line)
+	}
+	printDiagnosis(w, root, o.logDir, c.Test, shown)
+}
+
+// printSkip prints a skipped check: an exercise's, not asked for or kind-only
+// here; or one that skipped itself, whose own t.Skip line says why (say, a
+// cluster without an audit log).
+func printSkip(w io.Writer, c check, res *result, kindOnly map[string]string) {
+	t := learnerTexts()
+	switch reason, ok := kindOnly[c.Exercise]; {
+	case c.Exercise != "" && ok:
+		fmt.Fprintf(w, "skip  "+t.skipKindOnly+"\n", c.Exercise, reason)
+	case c.Exercise != "":
+		fmt.Fprintf(w, "skip  "+t.skipExercise+"\n", c.Exercise, c.Exercise)
+	default:
+		fmt.Fprintf(w, "skip  %s\n", c.Behaviour)
+		for _, line := range failureLines(res, false) {
+			fmt.Fprintf(w, "      | %s\n", line)
+		}
+	}
+}
+
+// stubProblem says, with -expect-stub, what is wrong with the table when the
+// check's status against the stub is not the one its row expects. A check that
+// skipped itself (an exercise not asked for; on kind, a check that reads the
+// local cluster's audit log) shows nothing of the stub either way.
+func stubProblem(c check, status string, o options) string {
+	switch {
+	case !o.expectStub || status == "skip":
+		return ""
+	case status == "":
+		return fmt.Sprintf("%s: no such test ran (is the table entry's name right?)", c.Test)
+	case (status == "fail") != c.StubFails:
+		want := "pass"
+		if c.StubFails {
+			want = "fail"
+		}
+		return fmt.Sprintf("%s: %s against the stub, but its table entry says it should %s", c.Test, status, want)
+	}
+	return ""
+}
+
+// summarize prints the summary line and the table's problems, and returns the
+// exit code: 1 when the table needs fixing or a check failed (with
+// -expect-stub: only when the table needs fixing).
+func summarize(w io.Writer, passed, failed int, problems []string, o options) int {
+	t := learnerTexts()
 	fmt.Fprintf(w, "\n"+t.summary, passed, passed+failed)
 	if failed > 0 {
 		fmt.Fprint(w, t.fixFirst)

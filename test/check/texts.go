@@ -7,15 +7,17 @@ package main
 // check's lines (hint, needs, ...) are padded so that their values line up.
 type texts struct {
 	hint, needs, reread, log, panic, api string
-	// skipExercise takes the exercise's name twice.
-	skipExercise string
+	// skipExercise takes the exercise's name twice; skipKindOnly the exercise's
+	// name and why it needs a kind cluster (LessonExercise.KindOnly).
+	skipExercise, skipKindOnly string
 	// didNotFinish follows the behaviour of a check whose test never ended.
 	didNotFinish string
 	// summary takes the checks passed and the checks run; fixFirst follows it
 	// when one failed; period ends it.
 	summary, fixFirst, period string
-	// checking takes the lesson, its tier, what is checked and the timeout.
-	checking string
+	// checking takes the lesson, its tier, what is checked and the timeout;
+	// ownDeadline stands for the timeout when the suite keeps its own.
+	checking, ownDeadline string
 	// solutionReconciler takes the solution's Reconciler twice.
 	solutionReconciler string
 	// controllerDoesNotCompile, suiteDoesNotCompile and noCheckRan start the
@@ -40,11 +42,13 @@ type texts struct {
 var english = texts{
 	hint: "hint:   ", needs: "needs:  ", reread: "reread: ", log: "log:    ", panic: "panic:  ", api: "api:    ",
 	skipExercise:             "exercise %s (EXERCISE=%s runs it)",
+	skipKindOnly:             "exercise %s runs on kind only: %s (make kind-up, then the same command)",
 	didNotFinish:             " (did not run to the end)",
 	summary:                  "%d of %d checks pass",
 	fixFirst:                 ": fix the first FAIL above, then run the same command again",
 	period:                   ".",
 	checking:                 "Checking lesson %s (%s) with %s; each wait gives up after %s.",
+	ownDeadline:              "the suite's own deadline",
 	solutionReconciler:       "The solution registers its own Reconciler, %s: checking that one (RECONCILER=%s).",
 	controllerDoesNotCompile: "No check ran: the controller does not compile.",
 	suiteDoesNotCompile:      "No check ran: the suite does not compile.",
@@ -70,11 +74,13 @@ var english = texts{
 var japanese = texts{
 	hint: "ヒント: ", needs: "前提:   ", reread: "読み直す: ", log: "ログ:   ", panic: "panic:  ", api: "API:    ",
 	skipExercise:             "演習 %s（EXERCISE=%s で実行します）",
+	skipKindOnly:             "演習 %s はkindでのみ動きます: %s（make kind-upのあと、同じコマンドを実行してください）",
 	didNotFinish:             "（最後まで実行されませんでした）",
 	summary:                  "%d / %d 個のチェックに合格",
 	fixFirst:                 "。上の最初のFAILを直してから、同じコマンドをもう一度実行してください",
 	period:                   "。",
 	checking:                 "レッスン%s（%s）を%sでチェックします。各待機は%sで打ち切ります。",
+	ownDeadline:              "スイート自身の期限",
 	solutionReconciler:       "この解答は独自のReconciler %s を登録するので、それをチェックします（RECONCILER=%s）。",
 	controllerDoesNotCompile: "チェックは実行されませんでした: コントローラーがコンパイルできません。",
 	suiteDoesNotCompile:      "チェックは実行されませんでした: テストスイートがコンパイルできません。",

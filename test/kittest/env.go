@@ -19,9 +19,10 @@ const (
 	// `make check SOLUTION=...` builds a tier with a reference solution (a patch
 	// in docs/solutions, applied to copies) without changing the tier's files.
 	OverlayEnv = "KIT_E2E_OVERLAY"
-	// BinaryEnv names a controller binary built already: Suite.Run uses it
-	// instead of building one. make check builds each binary once per run and
-	// passes it on.
+	// BinaryEnv names a controller binary built already and known to have the
+	// Reconciler under test: Suite.Run uses it instead of building one and
+	// asking it (--list-reconcilers). make check builds each binary once per run,
+	// asks it once, and passes it on.
 	BinaryEnv = "KIT_E2E_BINARY"
 	// LogDirEnv names a folder where the e2e suites keep what a failing check
 	// needs for its diagnosis, one sub-folder per test (see TestDir): each

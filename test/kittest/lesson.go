@@ -50,11 +50,59 @@ type Lesson struct {
 	// Checks are the suite's checks, one per test, exercises' checks included.
 	Checks []Check `json:"checks"`
 
+	// How the lesson runs, which the runners read from here (the grader's
+	// `check -lessons` lists the lessons by these for the scripts).
+
+	// Cluster says where the lesson's checks run: ClusterShared ("shared"), on
+	// make test's clusters, in one lane per lesson beside the other lessons'
+	// (hack/test-lessons.sh); or ClusterOwn ("own"), on a fresh local cluster of
+	// the lesson's own (make test-lessonN, hack/test-lesson.sh), for checks that
+	// would disturb, or be disturbed by, another lesson's; make test then runs
+	// only the lesson's Smoke.
+	Cluster string `json:"cluster"`
+	// OneAtATime marks a suite whose checks must not run side by side, since its
+	// controller answers every object of a kind in the cluster whatever the
+	// namespace: the suite (Suite.Run) and make check run its tests one at a
+	// time, whatever go test's -parallel says. Unset, independent tests run in
+	// parallel (t.Parallel).
+	OneAtATime bool `json:"oneAtATime,omitempty"`
+	// LocalClusterOnly, when set, says why the lesson's checks need the kit's
+	// local cluster (say, they swap one of its components): make test-kind
+	// leaves the lesson out. Unset, the lesson runs on kind too.
+	LocalClusterOnly string `json:"localClusterOnly,omitempty"`
+	// Smoke is what make test runs of a lesson with a cluster of its own; only
+	// such a lesson has one, and it must.
+	Smoke *LessonSmoke `json:"smoke,omitempty"`
+
 	// Tier is the tier's folder at the repository root and Suite the suite's
 	// folder relative to the tier, e.g. "sample-controller" and "test/e2e": where
 	// the lesson file lies says them, so the file does not.
 	Tier  string `json:"-"`
 	Suite string `json:"-"`
+}
+
+// The values of Lesson.Cluster.
+const (
+	// ClusterShared: the lesson's checks run on make test's clusters beside the
+	// other lessons'.
+	ClusterShared = "shared"
+	// ClusterOwn: the lesson's checks run on a fresh local cluster of their own
+	// (make test-lessonN); make test runs the lesson's Smoke.
+	ClusterOwn = "own"
+)
+
+// LessonSmoke is what make test (hack/test-all.sh) runs of a lesson with a
+// cluster of its own, a few seconds' proof that it still works: either some of
+// its checks or some commands, not both. `check -lesson N -lane smoke` runs it.
+type LessonSmoke struct {
+	// Checks are tests of the lesson's suite (each one of its Checks, none an
+	// exercise's), run with the reference on make test's e2e cluster beside the
+	// other lessons' suites: they must make nothing those would see.
+	Checks []string `json:"checks,omitempty"`
+	// Commands run last in make test, once its clusters are gone, one after
+	// another from the repository root: each a program of the kit and its
+	// arguments, separated by spaces (no shell), e.g. "hack/kube-src.sh smoke".
+	Commands []string `json:"commands,omitempty"`
 }
 
 // LessonExercise is one exercise of a lesson.
@@ -65,14 +113,20 @@ type LessonExercise struct {
 	// its own in the tier's reconcilers map, or "" when the solution changes the
 	// reference Reconciler itself. `make check SOLUTION=` checks that one.
 	Reconciler string `json:"reconciler,omitempty"`
+	// KindOnly, when set, says why the exercise's checks need a kind cluster
+	// (say, a real kubelet, which the local cluster's kwok nodes are not): the
+	// runners skip the exercise on the local cluster and print this reason.
+	KindOnly string `json:"kindOnly,omitempty"`
 }
 
 // ParseLesson reads a lesson file's content; dir is the suite's folder relative
 // to the repository root (slash-separated, e.g. "sample-controller/test/e2e"),
 // which gives Tier and Suite. An anchor-only Reread ("#7-events") is made a path
-// into Doc. The error names the file and the field at fault: an unknown field, a
-// missing number, main, binary or doc, a check without a test, behaviour, hint or
-// reread, a test named twice, or an exercise mark that names no exercise.
+// into Doc. The error names the file and the field at fault, and the fix: an
+// unknown field, a missing number, main, binary, doc or cluster, a check without
+// a test, behaviour, hint or reread, a test named twice, an exercise mark that
+// names no exercise, or a way of running that does not hold together (see
+// Cluster, Smoke, LocalClusterOnly and KindOnly).
 func ParseLesson(data []byte, dir string) (*Lesson, error) {
 	source := dir + "/" + LessonFile
 	var l Lesson
@@ -84,13 +138,24 @@ func ParseLesson(data []byte, dir string) (*Lesson, error) {
 		return nil, fmt.Errorf("%s: a lesson file lies in its suite's folder inside a tier, <tier>/test/<suite>/%s", source, LessonFile)
 	}
 	l.Tier, l.Suite = tier, suite
-	required := map[string]string{"lesson": l.Number, "main": l.Main, "binary": l.Binary, "doc": l.Doc}
+	for _, check := range []func() error{l.checkRequired, l.checkRows, l.checkHowItRuns} {
+		if err := check(); err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+	}
+	return &l, nil
+}
+
+// checkRequired says which of the fields every lesson file states is missing
+// (a kubeSource lesson builds no controller: it states neither main nor binary).
+func (l *Lesson) checkRequired() error {
+	required := map[string]string{"lesson": l.Number, "main": l.Main, "binary": l.Binary, "doc": l.Doc, "cluster": l.Cluster}
 	if l.KubeSource {
-		if tier != "test" {
-			return nil, fmt.Errorf("%s: a kubeSource lesson checks no tier; its file lies in test/<suite>/%s", source, LessonFile)
+		if l.Tier != "test" {
+			return fmt.Errorf("a kubeSource lesson checks no tier; its file lies in test/<suite>/%s", LessonFile)
 		}
 		if l.Main != "" || l.Binary != "" {
-			return nil, fmt.Errorf("%s: a kubeSource lesson builds no controller of the kit; leave out main and binary", source)
+			return errors.New("a kubeSource lesson builds no controller of the kit; leave out main and binary")
 		}
 		delete(required, "main")
 		delete(required, "binary")
@@ -103,32 +168,90 @@ func ParseLesson(data []byte, dir string) (*Lesson, error) {
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return nil, fmt.Errorf("%s: %s missing; every lesson file states lesson, main, binary and doc (a kubeSource lesson: lesson and doc)", source, strings.Join(missing, ", "))
+		return fmt.Errorf("%s missing; every lesson file states lesson, main, binary, doc and cluster (a kubeSource lesson: lesson, doc and cluster)", strings.Join(missing, ", "))
 	}
+	return nil
+}
+
+// checkRows checks the rows of Checks (each complete, one per test, an exercise
+// mark naming an exercise) and makes an anchor-only Reread a path into Doc.
+func (l *Lesson) checkRows() error {
 	seen := map[string]bool{}
 	for i := range l.Checks {
 		c := &l.Checks[i]
-		where := fmt.Sprintf("%s: checks[%d] (%s)", source, i, c.Test)
+		where := fmt.Sprintf("checks[%d] (%s)", i, c.Test)
 		switch {
 		case c.Test == "" || c.Behaviour == "" || c.Hint == "" || c.Reread == "":
-			return nil, fmt.Errorf("%s: every check states test, behaviour, hint and reread", where)
+			return fmt.Errorf("%s: every check states test, behaviour, hint and reread", where)
 		case seen[c.Test]:
-			return nil, fmt.Errorf("%s: test %s has a row already; one row per test", where, c.Test)
+			return fmt.Errorf("%s: test %s has a row already; one row per test", where, c.Test)
 		case c.Exercise != "" && l.exercise(c.Exercise) == nil:
-			return nil, fmt.Errorf("%s: exercise %q is not one of the lesson's exercises (%s)", where, c.Exercise, l.ExerciseNames())
+			return fmt.Errorf("%s: exercise %q is not one of the lesson's exercises (%s)", where, c.Exercise, l.ExerciseNames())
 		}
 		seen[c.Test] = true
 		if strings.HasPrefix(c.Reread, "#") {
 			c.Reread = l.Doc + c.Reread
 		}
 	}
-	return &l, nil
+	return nil
+}
+
+// checkHowItRuns checks the fields that say how the lesson runs: a known
+// Cluster, a Smoke exactly when the lesson has a cluster of its own, its checks
+// rows of the table, and no exercise marked kind-only in a lesson that runs on
+// the local cluster only.
+func (l *Lesson) checkHowItRuns() error {
+	switch l.Cluster {
+	case ClusterShared:
+		if l.Smoke != nil {
+			return fmt.Errorf("smoke: a lesson with cluster: %s runs in full in make test, so it has no smoke; leave smoke out, or say cluster: %s", ClusterShared, ClusterOwn)
+		}
+	case ClusterOwn:
+		if err := l.checkSmoke(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("cluster: %q: want %s (its checks run on make test's clusters beside the other lessons') or %s (on a fresh local cluster of their own, make test-lesson%s; make test runs its smoke)",
+			l.Cluster, ClusterShared, ClusterOwn, l.Number)
+	}
+	for _, e := range l.Exercises {
+		if e.KindOnly != "" && l.LocalClusterOnly != "" {
+			return fmt.Errorf("exercises: %s: kindOnly, but the lesson says localClusterOnly (%s): no cluster could run it; drop one of the two", e.Name, l.LocalClusterOnly)
+		}
+	}
+	return nil
+}
+
+// checkSmoke checks the smoke of a lesson with a cluster of its own: checks or
+// commands, not both nor neither, each check a row of the table that is no
+// exercise's (a smoke runs the reference), each command not empty.
+func (l *Lesson) checkSmoke() error {
+	s := l.Smoke
+	if s == nil || (len(s.Checks) == 0) == (len(s.Commands) == 0) {
+		return fmt.Errorf("smoke: a lesson with cluster: %s states what make test runs of it: smoke.checks (tests of its suite, run on make test's e2e cluster) or smoke.commands (programs run last, with no cluster), one of the two", ClusterOwn)
+	}
+	for i, name := range s.Checks {
+		j := slices.IndexFunc(l.Checks, func(c Check) bool { return c.Test == name })
+		switch {
+		case j < 0:
+			return fmt.Errorf("smoke.checks[%d]: %q is no test of the lesson's checks; name one of its rows' tests", i, name)
+		case l.Checks[j].Exercise != "":
+			return fmt.Errorf("smoke.checks[%d]: %s is a check of exercise %s, which the reference lacks; a smoke runs the reference, so name another", i, name, l.Checks[j].Exercise)
+		}
+	}
+	for i, command := range s.Commands {
+		if strings.TrimSpace(command) == "" {
+			return fmt.Errorf("smoke.commands[%d] is empty; write a program of the kit and its arguments, such as hack/kube-src.sh smoke", i)
+		}
+	}
+	return nil
 }
 
 // ReadLessons reads every lesson file of the repository at root
 // (<tier>/test/*/lesson.yaml, and test/*/lesson.yaml for the lessons that change
 // Kubernetes' own source) and returns the lessons by number. The error names
-// a file that does not parse (ParseLesson) or two files with one number.
+// a file that does not parse (ParseLesson), a smoke command whose program is
+// not in the repository, or two files with one number.
 func ReadLessons(root string) ([]*Lesson, error) {
 	paths, err := filepath.Glob(filepath.Join(root, "*", "test", "*", LessonFile))
 	if err != nil {
@@ -157,6 +280,9 @@ func ReadLessons(root string) ([]*Lesson, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := l.smokeCommandsExist(root); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		if other, ok := byNumber[l.Number]; ok {
 			return nil, fmt.Errorf("%s and %s both say lesson: %q; each lesson has one file", other, path, l.Number)
 		}
@@ -165,6 +291,21 @@ func ReadLessons(root string) ([]*Lesson, error) {
 	}
 	slices.SortFunc(lessons, func(a, b *Lesson) int { return strings.Compare(a.Number, b.Number) })
 	return lessons, nil
+}
+
+// smokeCommandsExist checks that each smoke command's program is a file of the
+// repository at root.
+func (l *Lesson) smokeCommandsExist(root string) error {
+	if l.Smoke == nil {
+		return nil
+	}
+	for i, command := range l.Smoke.Commands {
+		program := strings.Fields(command)[0]
+		if _, err := os.Stat(filepath.Join(root, program)); err != nil {
+			return fmt.Errorf("smoke.commands[%d]: %s is no file of the kit; name a program by its path from the repository root, such as hack/kube-src.sh", i, program)
+		}
+	}
+	return nil
 }
 
 // FindLesson returns the lesson numbered n, or an error listing the numbers there are.

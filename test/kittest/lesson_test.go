@@ -75,7 +75,7 @@ func testFunctions(t *testing.T, dir string) map[string]bool {
 // way each and expects an error naming what to fix, and a right one that parses
 // with its anchor-only reread made a path into its doc.
 func TestParseLessonNamesTheFieldAtFault(t *testing.T) {
-	const good = "lesson: \"9\"\nmain: .\nbinary: ctl\ndoc: docs/lessons/09.md\nexercises:\n- name: extra\nchecks:\n" +
+	const good = "lesson: \"9\"\nmain: .\nbinary: ctl\ndoc: docs/lessons/09.md\ncluster: shared\nexercises:\n- name: extra\nchecks:\n" +
 		"- test: TestA\n  behaviour: a\n  hint: h\n  reread: '#run-it'\n" +
 		"- test: TestB\n  behaviour: b\n  hint: h\n  reread: docs/other.md#x\n  exercise: extra\n"
 	l, err := ParseLesson([]byte(good), "tier/test/e2e")
@@ -85,6 +85,10 @@ func TestParseLessonNamesTheFieldAtFault(t *testing.T) {
 	if l.Tier != "tier" || l.Suite != "test/e2e" || l.Checks[0].Reread != "docs/lessons/09.md#run-it" || l.Checks[1].Reread != "docs/other.md#x" {
 		t.Errorf("parsed %+v", l)
 	}
+	own := strings.Replace(good, "cluster: shared", "cluster: own", 1) + "oneAtATime: true\nsmoke:\n  checks: [TestA]\n"
+	if l, err := ParseLesson([]byte(own), "tier/test/e2e"); err != nil || l.Cluster != ClusterOwn || !l.OneAtATime || l.Smoke.Checks[0] != "TestA" {
+		t.Errorf("a lesson with a cluster of its own: parsed %+v, %v", l, err)
+	}
 	for _, tc := range []struct{ name, data, dir, want string }{
 		{"unknown field", good + "extra: 1\n", "tier/test/e2e", "extra"},
 		{"missing binary", strings.Replace(good, "binary: ctl\n", "", 1), "tier/test/e2e", "binary missing"},
@@ -92,6 +96,15 @@ func TestParseLessonNamesTheFieldAtFault(t *testing.T) {
 		{"a test twice", strings.Replace(good, "TestB", "TestA", 1), "tier/test/e2e", "one row per test"},
 		{"an unknown exercise", strings.Replace(good, "exercise: extra", "exercise: other", 1), "tier/test/e2e", `exercise "other"`},
 		{"not in a tier", good, "lonely", "<tier>/test/<suite>"},
+		{"no cluster", strings.Replace(good, "cluster: shared\n", "", 1), "tier/test/e2e", "cluster missing"},
+		{"an unknown cluster", strings.Replace(good, "cluster: shared", "cluster: mine", 1), "tier/test/e2e", `cluster: "mine": want shared`},
+		{"a smoke on a shared cluster", good + "smoke:\n  checks: [TestA]\n", "tier/test/e2e", "leave smoke out"},
+		{"its own cluster without a smoke", strings.Replace(good, "cluster: shared", "cluster: own", 1), "tier/test/e2e", "smoke.checks"},
+		{"a smoke of checks and commands", strings.Replace(good, "cluster: shared", "cluster: own", 1) + "smoke:\n  checks: [TestA]\n  commands: [hack/x.sh]\n", "tier/test/e2e", "one of the two"},
+		{"a smoke check that is no row", strings.Replace(good, "cluster: shared", "cluster: own", 1) + "smoke:\n  checks: [TestC]\n", "tier/test/e2e", `smoke.checks[0]: "TestC" is no test`},
+		{"a smoke check of an exercise", strings.Replace(good, "cluster: shared", "cluster: own", 1) + "smoke:\n  checks: [TestB]\n", "tier/test/e2e", "a smoke runs the reference"},
+		{"an empty smoke command", strings.Replace(good, "cluster: shared", "cluster: own", 1) + "smoke:\n  commands: ['  ']\n", "tier/test/e2e", "smoke.commands[0] is empty"},
+		{"kind only on the local cluster only", strings.Replace(good, "- name: extra\n", "- name: extra\n  kindOnly: a real kubelet\n", 1) + "localClusterOnly: a component swapped\n", "tier/test/e2e", "drop one of the two"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseLesson([]byte(tc.data), tc.dir)

@@ -2,6 +2,7 @@ package kittest
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -46,16 +47,18 @@ type Suite struct {
 
 // Run is the body of every tier's e2e TestMain: it reads the suite's lesson file,
 // builds the controller as a learner's `go build` would (with $KIT_E2E_OVERLAY's
-// overlay when set; CachedBinary; or takes the one $KIT_E2E_BINARY names), makes
-// sure the binary knows the Reconciler under test, runs Setup, then the tests. It
-// returns the exit code for os.Exit; a suite that cannot start prints why, names
-// the fix, and returns 1 before any test runs.
+// overlay when set; CachedBinary) and makes sure the binary knows the Reconciler
+// under test, or takes the one $KIT_E2E_BINARY names (its builder asked it
+// already), runs Setup, then the tests, one at a time when the lesson says
+// OneAtATime. It returns the exit code for os.Exit; a suite that cannot start
+// prints why, names the fix, and returns 1 before any test runs.
 //
 //	//go:embed lesson.yaml
 //	var lessonFile []byte
 //	var suite = &kittest.Suite{File: lessonFile}
 //	func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
 func (s *Suite) Run(m *testing.M) int {
+	flag.Parse() // the command line first, so the lesson's OneAtATime wins over -test.parallel
 	if err := s.start(); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
@@ -75,6 +78,9 @@ func (s *Suite) start() error {
 	}
 	s.Lesson, suiteLesson = l, l.Number
 	s.TierDir = filepath.Join(root, l.Tier)
+	if err := runAsTheLessonSays(l); err != nil {
+		return err
+	}
 	if l.KubeSource {
 		// Nothing of the kit to build: the suite checks the learner's copy of
 		// Kubernetes and the cluster's own components.
@@ -84,17 +90,29 @@ func (s *Suite) start() error {
 		return nil
 	}
 	if s.Bin = os.Getenv(BinaryEnv); s.Bin != "" {
+		// Whoever built it (make check) asked it for the Reconciler already.
 		if _, err := os.Stat(s.Bin); err != nil {
 			return fmt.Errorf("%s=%s: %w; unset it to build the controller", BinaryEnv, s.Bin, err)
 		}
 	} else if s.Bin, err = CachedBinary(filepath.Join(s.TierDir, l.Main), l.Binary, os.Getenv(OverlayEnv)); err != nil {
 		return err
-	}
-	if err := RequireReconciler(s.Bin, Reconciler()); err != nil {
+	} else if err := RequireReconciler(s.Bin, Reconciler()); err != nil {
 		return err
 	}
 	if s.Setup != nil {
 		return s.Setup()
+	}
+	return nil
+}
+
+// runAsTheLessonSays sets go test's -parallel to 1 for a lesson whose checks
+// run one at a time (Lesson.OneAtATime), whatever the command line said.
+func runAsTheLessonSays(l *Lesson) error {
+	if !l.OneAtATime {
+		return nil
+	}
+	if err := flag.Set("test.parallel", "1"); err != nil {
+		return fmt.Errorf("lesson %s runs its checks one at a time (oneAtATime), but go test's -parallel cannot be set: %w", l.Number, err)
 	}
 	return nil
 }

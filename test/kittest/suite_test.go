@@ -1,6 +1,7 @@
 package kittest
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,5 +80,23 @@ func TestReconcilerDefaultsToTheReference(t *testing.T) {
 	t.Setenv(ReconcilerEnv, "mine")
 	if got := Reconciler(); got != "mine" {
 		t.Errorf("Reconciler() with RECONCILER=mine = %q, want mine", got)
+	}
+}
+
+// TestOneAtATimeLessonRunsItsTestsOneAtATime: a lesson whose checks run one at a
+// time sets go test's -parallel to 1 whatever the command line said; another
+// leaves it as it was.
+func TestOneAtATimeLessonRunsItsTestsOneAtATime(t *testing.T) {
+	parallel := flag.Lookup("test.parallel")
+	was := parallel.Value.String()
+	t.Cleanup(func() { _ = flag.Set("test.parallel", was) })
+	if err := flag.Set("test.parallel", "16"); err != nil {
+		t.Fatal(err)
+	}
+	if err := runAsTheLessonSays(&Lesson{Number: "9"}); err != nil || parallel.Value.String() != "16" {
+		t.Errorf("a lesson in parallel: -parallel=%s, %v; want it left at 16", parallel.Value, err)
+	}
+	if err := runAsTheLessonSays(&Lesson{Number: "9", OneAtATime: true}); err != nil || parallel.Value.String() != "1" {
+		t.Errorf("a lesson one at a time: -parallel=%s, %v; want 1", parallel.Value, err)
 	}
 }
