@@ -39,8 +39,13 @@ KUBEBUILDER_ASSETS := $(KIT_BIN)/k8s/$(patsubst v%,%,$(KUBE_VERSION))-$(shell go
 PATH := $(KIT_BIN):$(PATH)
 export KIT_ROOT KIT_BIN KUBECONFIG KUBE_VERSION KUBEBUILDER_ASSETS PATH
 
-# The tiers, and lesson 5's cloud-controller-manager, which has their Makefile targets.
-TIERS := workqueue-example sample-controller kubebuilder-guestbook cloud-provider-example
+# The tiers in lesson order (lesson 5's cloud-controller-manager among them: it has
+# their Makefile targets): the top-level folders with a lesson file, read by
+# hack/lib.sh's kit_tiers, so a new tier is a new folder and nothing here.
+TIERS := $(shell bash -c 'source "$$0/hack/lib.sh" && kit_tiers' "$(KIT_ROOT)")
+ifeq ($(TIERS),)
+$(error hack/lib.sh's kit_tiers found no tier (no <tier>/test/<suite>/lesson.yaml); its error is above)
+endif
 # The cluster `make test` creates for its e2e suites, apart from the learner's own.
 TEST_CLUSTER := controller-kit-test
 
