@@ -2,7 +2,10 @@
 # name checked against a list. Part of hack/lib.sh, which sources it; do not source
 # it alone.
 #   tiers    the lesson files, <tier>/test/<suite>/lesson.yaml (test/kittest's
-#            ReadLessons reads the same files): a new tier is a new folder with one
+#            ReadLessons reads the same files): a new tier is a new folder with one;
+#            the lessons' suites are those files' folders
+#   modules  go.work for the workspace's modules; every other go.mod of the kit is
+#            a module kept out of it on purpose (hack/'s build modules, the bench)
 
 # kit_tiers prints the kit's tiers, one a line, in lesson order: the top-level
 # folders with a lesson file of their own, <tier>/test/<suite>/lesson.yaml (the
@@ -60,6 +63,61 @@ kit_tier_main() {
 	done
 	kit_error "$1 has no lesson file that names its controller (main and binary in $1/test/<suite>/lesson.yaml)"
 	return 1
+}
+
+# kit_suites prints the folders of the lessons' check suites, one a line: where a
+# lesson file lies, <tier>/test/<suite> (and test/<suite> for the lessons that
+# change Kubernetes' own source), as ReadLessons finds them. Each is a module of
+# the workspace whose tests run on a cluster, through make check and the lesson
+# runners (lesson 4's debugger test also in hack/debug.sh smoke), not in make test-unit.
+kit_suites() {
+	local file
+	for file in "$KIT_ROOT"/*/test/*/lesson.yaml "$KIT_ROOT"/test/*/lesson.yaml; do
+		[ -f "$file" ] || continue
+		file=${file#"$KIT_ROOT"/}
+		echo "${file%/lesson.yaml}"
+	done
+}
+
+# kit_work_modules prints the workspace's modules, the folders go.work uses, one a
+# line, from the repository root (sample-controller, sample-controller/test/e2e).
+# make vet and make test-unit take their lists from here.
+kit_work_modules() {
+	(cd "$KIT_ROOT" && go work edit -json) | sed -n 's|^[[:space:]]*"DiskPath": "\(\./\)\{0,1\}\([^"]*\)",\{0,1\}$|\2|p'
+}
+
+# kit_other_modules prints the kit's Go modules that go.work leaves out on purpose,
+# so that their dependency graphs never move the versions the controllers build
+# with (each is built, vetted and tested with GOWORK=off in its folder): hack/'s
+# build modules and the bench. They are every go.mod git knows (committed, or new
+# and not ignored) in a folder go.work does not use.
+kit_other_modules() {
+	local work file dir
+	work=$(kit_work_modules)
+	(cd "$KIT_ROOT" && git ls-files --cached --others --exclude-standard -- 'go.mod' '*/go.mod') | sort -u |
+		while read -r file; do
+			dir=$(dirname "$file")
+			case "$dir" in */testdata | */testdata/*) continue ;; esac
+			grep -qxF -- "$dir" <<<"$work" || echo "$dir"
+		done
+}
+
+# kit_each_other_module WHAT COMMAND... runs COMMAND (such as go vet ./...) in the
+# folder of each module kit_other_modules prints, with GOWORK=off, after a progress
+# line ">> WHAT: MODULE (outside go.work)". A module with no Go package of its own
+# (a build module whose go.mod only pins what build-bins.sh builds) gets a line
+# saying so instead. It stops at the first COMMAND that fails, with its status.
+kit_each_other_module() {
+	local what=$1 dir
+	shift
+	for dir in $(kit_other_modules); do
+		if [ -z "$(cd "$KIT_ROOT/$dir" && GOWORK=off go list ./... 2>/dev/null)" ]; then
+			echo ">> $what: $dir skipped: no Go package of its own (its go.mod pins what hack/build-bins.sh builds)"
+			continue
+		fi
+		echo ">> $what: $dir (outside go.work: GOWORK=off)"
+		(cd "$KIT_ROOT/$dir" && GOWORK=off "$@") || return
+	done
 }
 
 # kit_check_names LIST NAME... fails on the first NAME that is not a word of LIST,
