@@ -39,8 +39,18 @@ KUBEBUILDER_ASSETS := $(KIT_BIN)/k8s/$(patsubst v%,%,$(KUBE_VERSION))-$(shell go
 PATH := $(KIT_BIN):$(PATH)
 export KIT_ROOT KIT_BIN KUBECONFIG KUBE_VERSION KUBEBUILDER_ASSETS PATH
 
-# The tiers, and lesson 5's cloud-controller-manager, which has their Makefile targets.
-TIERS := workqueue-example sample-controller kubebuilder-guestbook cloud-provider-example
+# The tiers in lesson order (lesson 5's cloud-controller-manager among them: it has
+# their Makefile targets): the top-level folders with a lesson file, read by
+# hack/lib.sh's kit_tiers, so a new tier is a new folder and nothing here.
+TIERS := $(shell bash -c 'source "$$0/hack/lib.sh" && kit_tiers' "$(KIT_ROOT)")
+ifeq ($(TIERS),)
+$(error hack/lib.sh's kit_tiers found no tier (no <tier>/test/<suite>/lesson.yaml); its error is above)
+endif
+# The workspace's Go modules (go.work, the one list of them) and the lessons' suites
+# among them (where a lesson file lies), which make vet and make test-unit read;
+# computed when a recipe uses them, not each time make starts.
+WORK_MODULES = $(shell bash -c 'source "$$0/hack/lib.sh" && kit_work_modules' "$(KIT_ROOT)")
+SUITES = $(shell bash -c 'source "$$0/hack/lib.sh" && kit_suites' "$(KIT_ROOT)")
 # The cluster `make test` creates for its e2e suites, apart from the learner's own.
 TEST_CLUSTER := controller-kit-test
 
@@ -274,17 +284,16 @@ verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missin
 	@echo ">> docs/solutions: every patch to Kubernetes' source applies to the pinned module and only adds lines"
 
 .PHONY: vet
-vet: ## gofmt and go vet every module of the workspace, e2e suites included.
+vet: ## gofmt and go vet every Go module of the kit: the workspace's (go.work; e2e suites included), then each one outside it (GOWORK=off).
 	@echo ">> gofmt -l"
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt would change these files; run gofmt -w on them:" >&2; echo "$$out" >&2; exit 1; fi
-	@# Each tier's test/e2e is a module of its own, and ./<tier>/... stops at a
-	@# module's edge: the e2e modules are named one by one, and so is lesson 0's.
-	@echo ">> go vet -tags e2e ($(TIERS), their test/e2e modules, workqueue-example/test/lesson0, test/kittest, test/check, hack/jadocs, test/reliability, test/lesson4, hack/newcontroller)"
-	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(TIERS) $(addsuffix /test/e2e,$(TIERS)) workqueue-example/test/lesson0 test/kittest test/check hack/jadocs test/reliability test/lesson4 hack/newcontroller))
+	@# ./<module>/... stops at a module's edge (each tier's test/e2e is a module of
+	@# its own), so every module of go.work is named by its own pattern.
+	@echo ">> go vet -tags e2e: the workspace's modules (go.work): $(WORK_MODULES)"
+	@go vet -tags e2e $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
 	@echo ">> go vet -tags e2e_kind (kubebuilder-guestbook/test/e2e: kubebuilder's kind suite)"
 	@go vet -tags e2e_kind ./kubebuilder-guestbook/test/e2e/...
-	@echo ">> go vet (test/bench, outside the workspace)"
-	@cd test/bench && GOWORK=off go vet ./...
+	@bash -c 'source hack/lib.sh && kit_each_other_module "go vet" go vet ./...'
 
 ##@ Test
 
@@ -293,14 +302,12 @@ test: ## Everything CI runs: verify, then at once: verify-docs and vet, unit + e
 	@hack/test-all.sh
 
 .PHONY: test-unit
-test-unit: ## Unit and envtest suites of every tier (no cluster needed). A package that passed and did not change shows (cached), go test's cache; go clean -testcache runs everything again.
+test-unit: ## Unit and envtest suites of every tier and every other Go module of the kit but the lessons' suites, which run on a cluster (no cluster needed). A package that passed and did not change shows (cached), go test's cache; go clean -testcache runs everything again.
 	@hack/build-bins.sh envtest
 	@for t in $(TIERS); do echo ">> unit tests: $$t"; $(MAKE) --no-print-directory -C $$t test-unit; done
-	@echo ">> unit tests: test/kittest (the e2e helpers), test/check (make check's grader), hack/jadocs (the Japanese-docs checker), hack/newcontroller (make new-controller's checks and renames)"
-	@go test ./test/kittest/... ./test/check/... ./hack/jadocs/... ./hack/newcontroller/...
-	@echo ">> unit tests: hack/controlplane (the kind config read as kind and kubeadm read it), hack/cluster (kit-standin, the kind node image's stand-in program)"
-	@cd hack/controlplane && GOWORK=off go test .
-	@cd hack/cluster && GOWORK=off go test ./...
+	@echo ">> unit tests: the workspace's other modules (go.work; not the tiers, above, nor the lessons' suites): $(filter-out $(TIERS) $(SUITES),$(WORK_MODULES))"
+	@go test $(addprefix ./,$(addsuffix /...,$(filter-out $(TIERS) $(SUITES),$(WORK_MODULES))))
+	@bash -c 'source hack/lib.sh && kit_each_other_module "unit tests" go test ./...'
 
 .PHONY: test-e2e
 test-e2e: test-e2e-cluster ## The e2e suites (cluster checks + every tier, one after another) against the cluster KUBECONFIG reaches.

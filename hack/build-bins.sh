@@ -18,19 +18,23 @@
 #            cluster binaries: kubelet, kubeadm, kube-proxy, and kit-standin (the stand-in
 #            images' one program, hack/cluster/cmd/kit-standin, static): not in all
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BIN="$ROOT/bin"
+BIN=$KIT_BIN
+# An unknown binary's name is bad input: exit 2, as make does for an unknown target.
+KIT_DIE_STATUS=2
 # KUBE_VERSION is the control-plane version (such as v1.37.2), read from the go.mod
-# that pins it by the one script that does.
-KUBE_VERSION=$("$ROOT/hack/controlplane/kube-version.sh")
-KUBE_MINOR=$(echo "$KUBE_VERSION" | cut -d. -f2)
+# that pins it (lib.sh's kit_kube_version, the one place that reads it).
+KUBE_VERSION=$(kit_kube_version)
 
 # module_of NAME prints "module-dir package-path" for a binary the kit builds.
 module_of() {
+	# The pinned Kubernetes module's binaries (lib.sh's lists of them).
+	case " $KIT_COMPONENTS kubectl $KIT_NODE_BINARIES " in *" $1 "*)
+		echo "controlplane k8s.io/kubernetes/cmd/$1"
+		return ;;
+	esac
 	case "$1" in
-	kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kubeadm | kube-proxy)
-		echo "controlplane k8s.io/kubernetes/cmd/$1" ;;
 	etcd) echo "etcd go.etcd.io/etcd/server/v3" ;;
 	kwok | kwokctl) echo "cluster sigs.k8s.io/kwok/cmd/$1" ;;
 	kind) echo "cluster sigs.k8s.io/kind" ;;
@@ -48,16 +52,13 @@ module_of() {
 expand() {
 	case "$1" in
 	envtest) echo etcd kube-apiserver kubectl ;;
-	cluster) echo etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl kit-component ;;
+	cluster) echo etcd $KIT_COMPONENTS kubectl kwok kwokctl kit-component ;;
 	codegen) echo controller-gen deepcopy-gen client-gen lister-gen informer-gen applyconfiguration-gen kustomize ;;
 	all) echo "$(expand cluster) $(expand codegen) kind" ;;
-	kind-node) echo kubelet kubeadm kube-proxy kit-standin ;;
+	kind-node) echo $KIT_NODE_BINARIES kit-standin ;;
 	*) echo "$1" ;;
 	esac
 }
-
-# elapsed SECONDS prints a duration such as 4m52s.
-elapsed() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 # build MODULE_DIR NAME... compiles the named binaries of one module in a single
 # 'go build' (so they share compilation), printing a heartbeat while it runs.
@@ -69,37 +70,24 @@ build() {
 		read -r _ pkg < <(module_of "$name")
 		pkgs+=("$pkg")
 	done
-	if [ "$mod" = controlplane ]; then
-		# Without these the servers report v0.0.0-master and kubectl warns it cannot parse that.
-		# client-go's copy of the version is what their requests' user agent reports.
-		local v
-		for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-			ldflags+=" -X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$KUBE_MINOR -X $v.gitTreeState=clean"
-		done
-	fi
+	# The control plane reports the pinned version (lib.sh's kit_version_ldflags).
+	if [ "$mod" = controlplane ]; then ldflags=$(kit_version_ldflags "$KUBE_VERSION"); fi
 	local start=$SECONDS out="$BIN/"
 	# A package path ending in a major version (etcd's .../v3, kustomize's .../v5) would
 	# name the binary "v3"; build such a binary alone with an explicit output file.
 	if [ $# -eq 1 ]; then out="$BIN/$1"; fi
 	echo ">> building $* (module hack/$mod)"
-	(
-		while sleep 30; do
-			echo "   ... still building $* ($(elapsed $((SECONDS - start))) so far)"
-		done
-	) &
-	local ticker=$!
 	local rc=0
 	# kit-standin runs alone in an image with no C library: link it statically.
 	local cgo=${CGO_ENABLED:-}
 	if [ "$*" = kit-standin ]; then cgo=0; fi
-	(cd "$ROOT/hack/$mod" && CGO_ENABLED=$cgo GOWORK=off go build -trimpath -ldflags "-s -w $ldflags" -o "$out" "${pkgs[@]}") || rc=$?
-	kill "$ticker" 2>/dev/null || true
-	wait "$ticker" 2>/dev/null || true
+	kit_with_heartbeat "$*" "" env CGO_ENABLED="$cgo" GOWORK=off \
+		go build -C "$KIT_ROOT/hack/$mod" -trimpath -ldflags "-s -w $ldflags" -o "$out" "${pkgs[@]}" || rc=$?
 	if [ $rc -ne 0 ]; then
 		echo "!! building $* failed (exit $rc); the Go error is above" >&2
 		exit $rc
 	fi
-	echo "   built $* in $(elapsed $((SECONDS - start)))"
+	echo "   built $* in $(kit_elapsed $((SECONDS - start)))"
 }
 
 # envtest_layout links the envtest binaries into setup-envtest's store layout, so
@@ -119,8 +107,7 @@ main() {
 	for arg in "$@"; do
 		for name in $(expand "$arg"); do
 			if ! module_of "$name" >/dev/null; then
-				echo "build-bins: unknown binary '$name'; known: $(expand all) dlv kubebuilder $(expand kind-node)" >&2
-				exit 2
+				kit_die "unknown binary '$name'; known: $(expand all) dlv kubebuilder $(expand kind-node)"
 			fi
 			want+=("$name")
 		done
@@ -132,8 +119,8 @@ main() {
 	for name in "${want[@]}"; do
 		read -r mod _ < <(module_of "$name")
 		# The kit's own tool is also stale when any of its source files is newer.
-		local src="$ROOT/hack/$mod/cmd/$name"
-		if [ -x "$BIN/$name" ] && [ "$BIN/$name" -nt "$ROOT/hack/$mod/go.mod" ] &&
+		local src="$KIT_ROOT/hack/$mod/cmd/$name"
+		if [ -x "$BIN/$name" ] && [ "$BIN/$name" -nt "$KIT_ROOT/hack/$mod/go.mod" ] &&
 			{ [ ! -d "$src" ] || [ -z "$(find "$src" -name '*.go' -newer "$BIN/$name")" ]; }; then continue; fi
 		case " ${todo[$mod]:-} " in *" $name "*) ;; *) todo[$mod]="${todo[$mod]:-} $name" ;; esac
 	done
@@ -150,7 +137,7 @@ main() {
 	done
 	envtest_layout
 	if [ ${#todo[@]} -gt 0 ]; then
-		echo ">> binaries ready in bin/ ($(elapsed $((SECONDS - total))))"
+		echo ">> binaries ready in bin/ ($(kit_elapsed $((SECONDS - total))))"
 	fi
 }
 

@@ -41,7 +41,7 @@ trap 'rm -rf "$scratch"' EXIT
 pinned_version() {
 	(cd "$2" && GOWORK=off go list -m -f '{{.Version}}' "$1")
 }
-kube_version=$(hack/controlplane/kube-version.sh || true)
+kube_version=$(kit_kube_version || true)
 cr_version=$(pinned_version sigs.k8s.io/controller-runtime kubebuilder-guestbook || true)
 if [ -z "$kube_version" ] || [ -z "$cr_version" ]; then
 	echo "check-reading-paths: cannot read the pinned versions of k8s.io/kubernetes (hack/controlplane/go.mod) and sigs.k8s.io/controller-runtime (kubebuilder-guestbook/go.mod)" >&2
@@ -147,8 +147,10 @@ check_tables "$lesson0" ""
 check_tables "$lesson4" "4. Upstream's own unit test"
 
 # Paths lesson 0 mentions in its text (code blocks left out: their backquotes are
-# fences, not quotes): each must exist, in the module cache or in the kit. A path
-# with a placeholder (NAME, ...) stands for many and is not checked.
+# fences, not quotes): each must exist, in the module cache or in the kit (a path
+# in one of its tiers, lib.sh's kit_tiers). A path with a placeholder (NAME, ...)
+# stands for many and is not checked.
+tiers=$(kit_tiers | paste -sd'|' -)
 mentions=0
 while IFS= read -r p; do
 	mentions=$((mentions + 1))
@@ -163,8 +165,9 @@ while IFS= read -r p; do
 		fi
 		file="$(module_dir "k8s.io/${module%@*}" "$staging_version")/${rest#*/}"
 		;;
-	workqueue-example/* | sample-controller/* | kubebuilder-guestbook/*) file="$KIT_ROOT/$p" ;;
-	*) file=$(resolve "$p") ;;
+	*)
+		if [[ "$p" =~ ^($tiers)/ ]]; then file="$KIT_ROOT/$p"; else file=$(resolve "$p"); fi
+		;;
 	esac
 	if [ -e "$file" ]; then
 		$verbose && echo "ok   $p (in the text)"
@@ -172,7 +175,7 @@ while IFS= read -r p; do
 		fail "$lesson0 mentions $p, which is not there ($file)"
 	fi
 done < <(awk '/^```/ {code = !code; next} !code' "$lesson0" | grep -o '`[^`]*`' | tr -d '`' |
-	grep -E '^(\$K/|\$M/|cmd/|pkg/|staging/src/k8s\.io/|workqueue-example/|sample-controller/|kubebuilder-guestbook/)[^ ]*$' |
+	grep -E '^(\$K/|\$M/|cmd/|pkg/|staging/src/k8s\.io/|('"$tiers"')/)[^ ]*$' |
 	grep -vE 'NAME|\.\.\.|^staging/src/k8s\.io/$' | sort -u)
 
 # Links from the kit's Markdown into the page must land on an anchor it defines

@@ -44,11 +44,24 @@
 # BINARY) for a tier's controller while it runs. Lesson 4's debugger test reads them.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+KIT_ME=debug
+KIT_DIE_STATUS=2
 
-# COMPONENTS are the local cluster's components make debug swaps; TIERS the
-# kit's controllers it runs in the foreground.
-COMPONENTS="kube-controller-manager kube-scheduler"
-TIERS="workqueue-example sample-controller kubebuilder-guestbook"
+# COMPONENTS are the local cluster's components make debug swaps: those that
+# elect a leader (lib.sh's KIT_LEADER_COMPONENTS), which it runs with leader
+# election off. TIERS are the kit's tiers (lib.sh's kit_tiers, in lesson order)
+# whose controller it runs in the foreground: those whose Makefile starts it
+# through $(CONTROLLER), as the tier contract has it (hack/README.md), so that
+# make debug can put delve there; NO_CONTROLLER_TIERS the others.
+COMPONENTS=$KIT_LEADER_COMPONENTS
+TIERS="" NO_CONTROLLER_TIERS=""
+for tier in $(kit_tiers); do
+	if grep -q '^CONTROLLER ?=' "$KIT_ROOT/$tier/Makefile"; then
+		TIERS+="${TIERS:+ }$tier"
+	else
+		NO_CONTROLLER_TIERS+=" $tier"
+	fi
+done
 # PORT is delve's port on 127.0.0.1; each name has its own default (default_port),
 # so that several can be debugged at once and .vscode/launch.json knows each one's.
 PORT=${PORT:-}
@@ -60,34 +73,36 @@ DEBUG_DIR="$KIT_OUT/debug/$KIT_CLUSTER"
 MODULE_ROOTS="k8s.io sigs.k8s.io github.com go.etcd.io go.opentelemetry.io golang.org google.golang.org gopkg.in cel.dev"
 DLV="$KIT_BIN/dlv"
 
-die() {
-	echo "debug: $*" >&2
-	exit 2
-}
-
 # check_name NAME fails unless NAME is a component or a tier make debug knows.
 check_name() {
-	[ -n "${1:-}" ] || die "name what to debug: WHAT=kube-controller-manager (one of: $COMPONENTS $TIERS)"
-	case " $COMPONENTS $TIERS " in *" $1 "*) ;; *) die "WHAT=$1 is not one of: $COMPONENTS $TIERS" ;; esac
+	[ -n "${1:-}" ] || kit_die "name what to debug: WHAT=kube-controller-manager (one of: $COMPONENTS $TIERS)"
+	if [[ " $NO_CONTROLLER_TIERS " == *" $1 "* ]]; then
+		kit_die "WHAT=$1: $1/Makefile starts its controller without \$(CONTROLLER), where make debug puts delve, so it cannot run it under the debugger; make debug takes: $COMPONENTS $TIERS"
+	fi
+	kit_check_names "$COMPONENTS $TIERS" "$1"
 }
 
-# default_port NAME prints delve's port for NAME when PORT is not set (the
-# ports .vscode/launch.json attaches to).
+# default_port NAME prints delve's port for NAME when PORT is not set: 2345 for
+# the first name make debug takes and one more for each next one, the components
+# first, then the tiers in lesson order (kube-controller-manager 2345, ...,
+# kubebuilder-guestbook 2349). These are the ports .vscode/launch.json attaches
+# to; test/lesson4/debugger's launch test holds it to `debug.sh names`.
 default_port() {
-	case "$1" in
-	kube-controller-manager) echo 2345 ;;
-	kube-scheduler) echo 2346 ;;
-	workqueue-example) echo 2347 ;;
-	sample-controller) echo 2348 ;;
-	kubebuilder-guestbook) echo 2349 ;;
-	esac
+	local port=2345 name
+	for name in $COMPONENTS $TIERS; do
+		if [ "$name" = "$1" ]; then
+			echo "$port"
+			return
+		fi
+		port=$((port + 1))
+	done
 }
 
 is_tier() { case " $TIERS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 check_port() {
-	case "$PORT" in '' | *[!0-9]*) die "PORT=$PORT is not a port number; choose one such as PORT=2346" ;; esac
-	[ "$PORT" -ge 1024 ] && [ "$PORT" -le 65535 ] || die "PORT=$PORT is outside 1024-65535; choose one such as PORT=2346"
+	case "$PORT" in '' | *[!0-9]*) kit_die "PORT=$PORT is not a port number; choose one such as PORT=2346" ;; esac
+	[ "$PORT" -ge 1024 ] && [ "$PORT" -le 65535 ] || kit_die "PORT=$PORT is outside 1024-65535; choose one such as PORT=2346"
 }
 
 # listening PORT succeeds when something accepts connections on 127.0.0.1:PORT.
@@ -104,7 +119,7 @@ require_port_free() {
 			who="delve of $(basename "$f" .env) in the cluster $(basename "$(dirname "$f")")"
 		fi
 	done
-	die "port 127.0.0.1:$PORT is in use${who:+ (by $who)}; choose another, such as: ${KIT_MAKE_PREFIX}make debug WHAT=$NAME PORT=$((PORT + 10)) (and attach to that port)"
+	kit_die "port 127.0.0.1:$PORT is in use${who:+ (by $who)}; choose another, such as: ${KIT_MAKE_PREFIX}make debug WHAT=$NAME PORT=$((PORT + 10)) (and attach to that port)"
 }
 
 # state_get FILE KEY prints KEY's value from a state file.
@@ -141,7 +156,7 @@ kill_debuggee() {
 		[ -n "$pids" ] || return 0
 		sleep 0.2
 	done
-	die "could not kill$pids ($1)"
+	kit_die "could not kill$pids ($1)"
 }
 
 # watchdog DLV_PID BINARY PORT prints the listening line once delve answers,
@@ -161,7 +176,7 @@ watchdog() {
 # process keeps its pid, the one kwokctl's pid file records). BINARY --version
 # runs BINARY itself: kit-component use checks a binary with it.
 cmd_delve() {
-	[ $# -ge 2 ] || die "delve PORT BINARY [ARG...]"
+	[ $# -ge 2 ] || kit_die "delve PORT BINARY [ARG...]"
 	local port=$1 binary=$2
 	shift 2
 	if [ "${1:-}" = --version ]; then exec "$binary" "$@"; fi
@@ -173,10 +188,10 @@ cmd_delve() {
 		--api-version=2 "$binary" -- "$@" </dev/null
 }
 
-# require_cluster fails unless the local cluster KIT_CLUSTER names is running.
+# require_cluster fails unless the local cluster KIT_CLUSTER names is running
+# (lib.sh's kit_require_local_cluster), and builds kit-component.
 require_cluster() {
-	[ -f "$KIT_CLUSTER_INFO" ] && return 0
-	die "no local cluster called $KIT_CLUSTER is running ($KIT_CLUSTER_INFO is missing). Only the kit's local cluster runs components make debug can swap (${KIT_MAKE_PREFIX}make local-up starts it); on kind or a cluster of your own, debug the kit's controllers instead, which run on any cluster: make debug WHAT=sample-controller (or $(echo "$TIERS" | sed 's/ sample-controller//; s/ / or /'))"
+	kit_require_local_cluster "on kind or a cluster of your own, debug the kit's controllers instead, which run on any cluster: make debug WHAT=sample-controller (or $(echo "$TIERS" | sed 's/ sample-controller//; s/ / or /g'))"
 }
 
 # default_pkgs NAME prints the packages whose optimisation a debug build of
@@ -204,7 +219,7 @@ source_dir() {
 attach_help() {
 	local name=$1 src=$2 modcache init="$DEBUG_DIR/$1.dlv-init" KUBE_VERSION
 	modcache=$(go env GOMODCACHE)
-	KUBE_VERSION=$("$KIT_ROOT/hack/controlplane/kube-version.sh")
+	KUBE_VERSION=$(kit_kube_version)
 	mkdir -p "$DEBUG_DIR"
 	{
 		echo "# Written by hack/debug.sh: dlv connect 127.0.0.1:$PORT --init $init"
@@ -234,9 +249,8 @@ EOF
 cmd_debug_component() {
 	local name=$1 state="$DEBUG_DIR/$1.env" wrapper="$DEBUG_DIR/$1-under-dlv" binary="$DEBUG_DIR/$1"
 	require_cluster
-	"$KIT_ROOT/hack/build-bins.sh" kit-component >/dev/null
 	local running
-	running=$("$KIT_BIN/kit-component" --name "$KIT_CLUSTER" binary "$name")
+	running=$(kit_component binary "$name")
 	if [ "$running" = "$wrapper" ]; then
 		local port="?"
 		[ -f "$state" ] && port=$(state_get "$state" PORT)
@@ -270,46 +284,32 @@ EOF
 		if [ "$src" = "$KUBE_SRC" ]; then echo "SOURCE=copy"; else echo "SOURCE=module"; fi
 	} >"$state"
 	kit_log "running $name under delve in the cluster $KIT_CLUSTER (leader election off while debugged)"
-	if ! "$KIT_BIN/kit-component" --name "$KIT_CLUSTER" use "$name" "$wrapper"; then
+	if ! kit_component use "$name" "$wrapper"; then
 		# kit-component has put the old binary back; no debuggee may outlive it.
 		kill_debuggee "$binary"
 		rm -f "$state"
-		die "$name did not become healthy under delve, so it runs $running again; read why in $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/$name.log"
+		kit_die "$name did not become healthy under delve, so it runs $running again; read why in $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/$name.log"
 	fi
 	kit_log "$name answers its health checks under delve, $((SECONDS - start)) s after make debug started"
 	echo "delve listening at 127.0.0.1:$PORT"
 	attach_help "$name" "$src"
 }
 
-# tier_main TIER prints the tier's main package and its binary's name.
-tier_main() {
-	case "$1" in
-	workqueue-example) echo ". workqueue-example" ;;
-	sample-controller) echo ". sample-controller" ;;
-	kubebuilder-guestbook) echo "./cmd manager" ;;
-	esac
-}
-
 cmd_debug_tier() {
 	local tier=$1 pkg bin binary state="$KIT_OUT/debug/$1.env"
-	read -r pkg bin < <(tier_main "$tier")
+	read -r pkg bin < <(kit_tier_main "$tier")
 	binary="$KIT_OUT/debug/bin/$bin"
 	if [ -f "$state" ] && [ -n "$(pids_of "$binary")" ]; then
-		die "$tier is already under the debugger: delve listening at 127.0.0.1:$(state_get "$state" PORT) (in the terminal that ran make debug WHAT=$tier; Ctrl-C there ends it)"
+		kit_die "$tier is already under the debugger: delve listening at 127.0.0.1:$(state_get "$state" PORT) (in the terminal that ran make debug WHAT=$tier; Ctrl-C there ends it)"
 	fi
 	require_port_free
 	"$KIT_ROOT/hack/build-bins.sh" dlv
 	mkdir -p "$KIT_OUT/debug/bin"
 	local start=$SECONDS
 	kit_log "building $tier with optimisation off everywhere (-gcflags=all=-N -l) into ${binary#"$KIT_ROOT"/}"
-	(
-		while sleep 20; do kit_log "   ... still building $tier (the first time recompiles client-go and every other package it imports)"; done
-	) &
-	local ticker=$! rc=0
-	(cd "$KIT_ROOT/$tier" && go build -gcflags='all=-N -l' -o "$binary" "$pkg") || rc=$?
-	kill "$ticker" 2>/dev/null || true
-	wait "$ticker" 2>/dev/null || true
-	[ $rc -eq 0 ] || die "the debug build of $tier failed (the Go error is above)"
+	kit_with_heartbeat "$tier" "the first time recompiles client-go and every other package it imports" \
+		go build -C "$KIT_ROOT/$tier" -gcflags='all=-N -l' -o "$binary" "$pkg" ||
+		kit_die "the debug build of $tier failed (the Go error is above)"
 	kit_log "built $tier for the debugger in $((SECONDS - start)) s"
 	{
 		echo "PORT=$PORT"
@@ -346,16 +346,15 @@ cmd_undebug() {
 	check_name "$name"
 	if is_tier "$name"; then
 		local bin
-		read -r _ bin < <(tier_main "$name")
+		read -r _ bin < <(kit_tier_main "$name")
 		kill_debuggee "$KIT_OUT/debug/bin/$bin"
 		rm -f "$KIT_OUT/debug/$name.env"
 		kit_log "$name: no debug build of it runs any more"
 		return
 	fi
 	require_cluster
-	"$KIT_ROOT/hack/build-bins.sh" kit-component >/dev/null
 	local state="$DEBUG_DIR/$name.env" wrapper="$DEBUG_DIR/$name-under-dlv" binary="$DEBUG_DIR/$name" running previous=""
-	running=$("$KIT_BIN/kit-component" --name "$KIT_CLUSTER" binary "$name")
+	running=$(kit_component binary "$name")
 	if [ "$running" != "$wrapper" ]; then
 		kill_debuggee "$binary"
 		rm -f "$state"
@@ -366,7 +365,7 @@ cmd_undebug() {
 	if [ -z "$previous" ] || [ ! -x "$previous" ] || [ "$previous" = "$wrapper" ]; then previous="$KIT_BIN/$name"; fi
 	local start=$SECONDS
 	kit_log "stopping delve and the debugged $name"
-	"$KIT_BIN/kit-component" --name "$KIT_CLUSTER" stop "$name" >/dev/null
+	kit_component stop "$name" >/dev/null
 	kill_debuggee "$binary"
 	"$KIT_ROOT/hack/kube-src.sh" use "$name" "$previous"
 	rm -f "$state"
@@ -401,7 +400,7 @@ main() {
 	delve) cmd_delve "$@" ;;
 	smoke) cmd_smoke ;;
 	names) cmd_names ;;
-	*) die "unknown command '$cmd' (debug, undebug, delve, smoke, names)" ;;
+	*) kit_die "unknown command '$cmd' (debug, undebug, delve, smoke, names)" ;;
 	esac
 }
 

@@ -28,14 +28,16 @@
 # hack/controlplane, where kube.mod is hack/controlplane/go.mod plus one line,
 # `replace k8s.io/kubernetes => <the copy>`. The staging modules (client-go, ...)
 # stay the pinned v0.37.2 from the module cache: the copy has no staging/src, as
-# the module zip has none. With the flags bin/ is built with (-trimpath), an
+# the module zip has none. With the flags bin/ is built with (-trimpath; the
+# version's -X flags from lib.sh's kit_version_ldflags, as build-bins.sh's), an
 # untouched copy compiles to the packages the Go build cache already holds, so
 # after an edit only the changed package and those that import it are compiled.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+KIT_ME=kube-src
+KIT_DIE_STATUS=2
 
-KUBE_VERSION=$("$KIT_ROOT/hack/controlplane/kube-version.sh")
-KUBE_MINOR=$(echo "$KUBE_VERSION" | cut -d. -f2)
+KUBE_VERSION=$(kit_kube_version)
 # KUBE_SRC is the learner's copy of the Kubernetes source; KUBE_BUILD holds the
 # module file its builds use and the binaries they make.
 # lesson 4's checks set both to build a solution in a copy of their own.
@@ -43,15 +45,10 @@ KUBE_SRC=${KUBE_SRC:-$KIT_OUT/kubernetes}
 KUBE_BUILD=${KUBE_BUILD:-$KIT_OUT/kube-build}
 CONTROLPLANE="$KIT_ROOT/hack/controlplane"
 # COMPONENTS are what kube-build builds; RESTARTABLE those of them that run in
-# the local cluster (kubectl is a client: run the copy's build from $KUBE_BUILD/bin).
-COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubectl"
-RESTARTABLE="kube-apiserver kube-controller-manager kube-scheduler"
-
-
-die() {
-	echo "kube-src: $*" >&2
-	exit 2
-}
+# the local cluster (lib.sh's KIT_COMPONENTS; kubectl is a client: run the copy's
+# build from $KUBE_BUILD/bin).
+RESTARTABLE=$KIT_COMPONENTS
+COMPONENTS="$KIT_COMPONENTS kubectl"
 
 # git_src runs git in the copy, with an identity of its own for the commits the
 # kit makes there (the learner's own commits use theirs).
@@ -68,11 +65,11 @@ copy_changed() {
 
 # require_copy fails unless the copy exists and is of the pinned version.
 require_copy() {
-	[ -d "$KUBE_SRC/.git" ] || die "there is no copy of the Kubernetes source yet; make one with: make kube-src"
+	[ -d "$KUBE_SRC/.git" ] || kit_die "there is no copy of the Kubernetes source yet; make one with: make kube-src"
 	if ! git_src rev-parse -q --verify "refs/tags/$KUBE_VERSION" >/dev/null; then
 		local have
 		have=$(git_src tag --list 'v*' | head -n1)
-		die "the copy in $KUBE_SRC is Kubernetes ${have:-of an unknown version}, but the kit now pins $KUBE_VERSION (hack/controlplane/go.mod). Save your change (cd $KUBE_SRC && git diff ${have:-HEAD} > /tmp/my.patch), then start over with: make kube-src-reset FORCE=1"
+		kit_die "the copy in $KUBE_SRC is Kubernetes ${have:-of an unknown version}, but the kit now pins $KUBE_VERSION (hack/controlplane/go.mod). Save your change (cd $KUBE_SRC && git diff ${have:-HEAD} > /tmp/my.patch), then start over with: make kube-src-reset FORCE=1"
 	fi
 }
 
@@ -86,10 +83,10 @@ cmd_src() {
 		fi
 		return
 	fi
-	[ ! -e "$KUBE_SRC" ] || die "$KUBE_SRC exists but is not a git repository the kit made; move it away (or delete it) and run make kube-src again"
+	[ ! -e "$KUBE_SRC" ] || kit_die "$KUBE_SRC exists but is not a git repository the kit made; move it away (or delete it) and run make kube-src again"
 	local mod
-	mod=$(module_dir) || die "could not find k8s.io/kubernetes $KUBE_VERSION in the module cache (cd hack/controlplane && GOWORK=off go mod download k8s.io/kubernetes)"
-	[ -n "$mod" ] && [ -d "$mod" ] || die "k8s.io/kubernetes $KUBE_VERSION is not in the module cache yet; make bins (or make local-up) downloads it"
+	mod=$(module_dir) || kit_die "could not find k8s.io/kubernetes $KUBE_VERSION in the module cache (cd hack/controlplane && GOWORK=off go mod download k8s.io/kubernetes)"
+	[ -n "$mod" ] && [ -d "$mod" ] || kit_die "k8s.io/kubernetes $KUBE_VERSION is not in the module cache yet; make bins (or make local-up) downloads it"
 	kit_log "copying k8s.io/kubernetes $KUBE_VERSION from $mod"
 	local tmp="$KUBE_SRC.tmp"
 	rm -rf "$tmp"
@@ -118,15 +115,15 @@ cmd_reset() {
 			base=$(git_src tag --list 'v*' | head -n1)
 			local keep="keep them with: git -C $KUBE_SRC add -A && git -C $KUBE_SRC diff --cached ${base:-HEAD} > /tmp/my.patch"
 			if [ ! -t 0 ]; then
-				die "the copy in $KUBE_SRC has changes (above, or it is of another version) that starting over would lose; $keep. Then: make kube-src-reset FORCE=1"
+				kit_die "the copy in $KUBE_SRC has changes (above, or it is of another version) that starting over would lose; $keep. Then: make kube-src-reset FORCE=1"
 			fi
 			echo "The copy in $KUBE_SRC has changes (above, or it is of another version); $keep." >&2
 			local answer
 			read -r -p "Delete them and start over from $KUBE_VERSION? [y/N] " answer
-			case "$answer" in y | Y | yes) ;; *) die "nothing deleted" ;; esac
+			case "$answer" in y | Y | yes) ;; *) kit_die "nothing deleted" ;; esac
 		fi
 	elif [ -e "$KUBE_SRC" ] && [ ! -d "$KUBE_SRC/.git" ] && [ "${FORCE:-}" != 1 ]; then
-		die "$KUBE_SRC is not a copy the kit made; remove it yourself, or: make kube-src-reset FORCE=1"
+		kit_die "$KUBE_SRC is not a copy the kit made; remove it yourself, or: make kube-src-reset FORCE=1"
 	fi
 	kit_log "removing $KUBE_SRC"
 	rm -rf "$KUBE_SRC" "$KUBE_SRC.tmp"
@@ -146,35 +143,24 @@ write_modfile() {
 	cp "$CONTROLPLANE/go.sum" "$KUBE_BUILD/kube.sum"
 }
 
-# version_ldflags prints the -X flags that make a copy build report the pinned
-# version with "+kube-src" after it, "+kube-src-dirty" when the copy differs
-# from the pinned source, and the copy's commit (build metadata after "+" keeps
-# the version's order, so nothing compares it as another release).
-version_ldflags() {
-	local version="$KUBE_VERSION+kube-src" state=clean commit v flags=""
-	if copy_changed; then
-		version="$KUBE_VERSION+kube-src-dirty"
-		state=dirty
-	fi
+# copy_ldflags prints the -X flags (lib.sh's kit_version_ldflags) that make a
+# copy build report the pinned version with "+kube-src" after it,
+# "+kube-src-dirty" when the copy differs from the pinned source, and the copy's
+# commit (build metadata after "+" keeps the version's order, so nothing
+# compares it as another release).
+copy_ldflags() {
+	local commit
 	commit=$(git_src rev-parse HEAD)
-	for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-		flags+=" -X $v.gitVersion=$version -X $v.gitMajor=1 -X $v.gitMinor=$KUBE_MINOR -X $v.gitTreeState=$state -X $v.gitCommit=$commit"
-	done
-	echo "$flags"
-}
-
-# check_names NAME... fails on a name that is not in the list $1.
-check_names() {
-	local accepted=$1 name
-	shift
-	for name in "$@"; do
-		case " $accepted " in *" $name "*) ;; *) die "WHAT=$name is not one of: $accepted" ;; esac
-	done
+	if copy_changed; then
+		kit_version_ldflags "$KUBE_VERSION+kube-src-dirty" dirty "$commit"
+	else
+		kit_version_ldflags "$KUBE_VERSION+kube-src" clean "$commit"
+	fi
 }
 
 cmd_build() {
 	[ $# -gt 0 ] || set -- $COMPONENTS
-	check_names "$COMPONENTS" "$@"
+	kit_check_names "$COMPONENTS" "$@"
 	require_copy
 	write_modfile
 	local pkgs=() name
@@ -182,16 +168,9 @@ cmd_build() {
 	local start=$SECONDS out="$KUBE_BUILD/bin/"
 	[ $# -gt 1 ] || out="$KUBE_BUILD/bin/$1"
 	kit_log "building $* from $KUBE_SRC (go build: only what changed is compiled)"
-	(
-		while sleep 20; do kit_log "   ... still building $*"; done
-	) &
-	local ticker=$! rc=0
-	(cd "$CONTROLPLANE" && GOWORK=off go build -modfile="$KUBE_BUILD/kube.mod" -trimpath \
-		-ldflags "-s -w $(version_ldflags)" -o "$out" "${pkgs[@]}") || rc=$?
-	kill "$ticker" 2>/dev/null || true
-	wait "$ticker" 2>/dev/null || true
-	if [ $rc -ne 0 ]; then
-		echo "kube-src: the build failed (the Go error is above); $KUBE_BUILD/bin and the running cluster keep what they had" >&2
+	if ! kit_with_heartbeat "$*" "" env GOWORK=off go build -C "$CONTROLPLANE" -modfile="$KUBE_BUILD/kube.mod" \
+		-trimpath -ldflags "-s -w $(copy_ldflags)" -o "$out" "${pkgs[@]}"; then
+		kit_error "the build failed (the Go error is above); $KUBE_BUILD/bin and the running cluster keep what they had"
 		exit 1
 	fi
 	kit_log "built $* in $((SECONDS - start)) s into $KUBE_BUILD/bin ($("$KUBE_BUILD/bin/$1" --version 2>/dev/null || echo "?"))"
@@ -200,14 +179,10 @@ cmd_build() {
 	done
 }
 
-# require_cluster fails unless the local cluster KIT_CLUSTER names is there,
-# and builds kit-component, which swaps its components.
-require_cluster() {
-	if [ ! -f "$KIT_CLUSTER_INFO" ]; then
-		die "no local cluster called $KIT_CLUSTER is running ($KIT_CLUSTER_INFO is missing); start one with: ${KIT_MAKE_PREFIX}make local-up. Only the kit's local cluster runs components the kit can swap (on kind, see lesson 4)"
-	fi
-	"$KIT_ROOT/hack/build-bins.sh" kit-component >/dev/null
-}
+# require_cluster fails unless the local cluster KIT_CLUSTER names is there
+# (lib.sh's kit_require_local_cluster), and builds kit-component, which swaps
+# its components.
+require_cluster() { kit_require_local_cluster "on kind, see lesson 4"; }
 
 # swap NAME BINARY has kit-component restart the local cluster's NAME on BINARY
 # and wait until it is healthy (it goes back to the old binary when not).
@@ -217,15 +192,15 @@ swap() {
 	# kube-controller-manager and kube-scheduler work only while they hold their
 	# Lease; the new process takes it over once the killed one's has expired.
 	local lease="" holder=""
-	case "$name" in kube-controller-manager | kube-scheduler) lease=$name ;; esac
+	case " $KIT_LEADER_COMPONENTS " in *" $name "*) lease=$name ;; esac
 	if [ -n "$lease" ]; then holder=$(lease_holder "$lease"); fi
-	"$KIT_BIN/kit-component" --name "$KIT_CLUSTER" use "$name" "$binary"
+	kit_component use "$name" "$binary"
 	[ -n "$lease" ] || return 0
 	local start=$SECONDS now
 	kit_log "waiting for the new $name to take its Lease (kube-system/$lease) from the stopped one (up to its 15 s lease duration)"
 	while now=$(lease_holder "$lease"); [ -z "$now" ] || [ "$now" = "$holder" ]; do
 		if [ $((SECONDS - start)) -ge 90 ]; then
-			die "the new $name did not take its Lease within 90 s (holder: ${now:-none}); read $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/$name.log"
+			kit_die "the new $name did not take its Lease within 90 s (holder: ${now:-none}); read $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/$name.log"
 		fi
 		sleep 1
 	done
@@ -238,41 +213,31 @@ lease_holder() {
 }
 
 cmd_restart() {
-	[ $# -eq 1 ] || die "name one component: WHAT=kube-controller-manager (one of: $RESTARTABLE)"
-	[ "$1" != kubectl ] || die "kubectl is a client, not a component of the cluster: run the copy's build as $KUBE_BUILD/bin/kubectl"
-	check_names "$RESTARTABLE" "$1"
+	[ $# -eq 1 ] || kit_die "name one component: WHAT=kube-controller-manager (one of: $RESTARTABLE)"
+	[ "$1" != kubectl ] || kit_die "kubectl is a client, not a component of the cluster: run the copy's build as $KUBE_BUILD/bin/kubectl"
+	kit_check_names "$RESTARTABLE" "$1"
 	local binary="$KUBE_BUILD/bin/$1"
-	[ -x "$binary" ] || die "there is no build of $1 from the copy yet; make one with: ${KIT_MAKE_PREFIX}make kube-build WHAT=$1"
+	[ -x "$binary" ] || kit_die "there is no build of $1 from the copy yet; make one with: ${KIT_MAKE_PREFIX}make kube-build WHAT=$1"
 	swap "$1" "$binary"
 }
 
 cmd_pinned() {
-	[ $# -eq 1 ] || die "name one component: WHAT=kube-controller-manager (one of: $RESTARTABLE)"
-	check_names "$RESTARTABLE" "$1"
+	[ $# -eq 1 ] || kit_die "name one component: WHAT=kube-controller-manager (one of: $RESTARTABLE)"
+	kit_check_names "$RESTARTABLE" "$1"
 	swap "$1" "$KIT_BIN/$1"
 }
 
 cmd_running() {
-	[ $# -eq 1 ] || die "name one component (one of: $RESTARTABLE)"
-	check_names "$RESTARTABLE" "$1"
+	[ $# -eq 1 ] || kit_die "name one component (one of: $RESTARTABLE)"
+	kit_check_names "$RESTARTABLE" "$1"
 	require_cluster
-	"$KIT_BIN/kit-component" --name "$KIT_CLUSTER" binary "$1"
+	kit_component binary "$1"
 }
 
 cmd_use() {
-	[ $# -eq 2 ] || die "use NAME BINARY"
-	check_names "$RESTARTABLE" "$1"
+	[ $# -eq 2 ] || kit_die "use NAME BINARY"
+	kit_check_names "$RESTARTABLE" "$1"
 	swap "$1" "$2"
-}
-
-# pinned_ldflags prints the -X flags bin/'s builds have (hack/build-bins.sh):
-# the pinned version, a clean tree.
-pinned_ldflags() {
-	local v flags=""
-	for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-		flags+=" -X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$KUBE_MINOR -X $v.gitTreeState=clean"
-	done
-	echo "$flags"
 }
 
 # debug_patterns PATTERN... prints each package pattern as an import path: from
@@ -285,7 +250,7 @@ debug_patterns() {
 		./*) echo "k8s.io/kubernetes/${p#./}" ;;
 		pkg/* | cmd/* | plugin/* | staging/*) echo "k8s.io/kubernetes/$p" ;;
 		*.*/*) echo "$p" ;;
-		*) die "PKGS=$p is not a package pattern; write it as from the Kubernetes source's root (./pkg/controller/deployment/...) or as an import path (k8s.io/client-go/tools/cache)" ;;
+		*) kit_die "PKGS=$p is not a package pattern; write it as from the Kubernetes source's root (./pkg/controller/deployment/...) or as an import path (k8s.io/client-go/tools/cache)" ;;
 		esac
 	done
 }
@@ -297,10 +262,10 @@ debug_patterns() {
 # their variables and lines are all there. From the copy when there is one
 # (its version says +kube-src), else from the pinned module.
 cmd_debug_build() {
-	[ $# -ge 3 ] || die "debug-build NAME OUT PKG..."
+	[ $# -ge 3 ] || kit_die "debug-build NAME OUT PKG..."
 	local name=$1 out=$2
 	shift 2
-	check_names "$RESTARTABLE" "$name"
+	kit_check_names "$RESTARTABLE" "$name"
 	local patterns gcflags=() p modflag=() ldflags from
 	patterns=$(debug_patterns "$@") || exit 2
 	for p in $patterns; do gcflags+=("-gcflags=$p=-N -l"); done
@@ -308,23 +273,20 @@ cmd_debug_build() {
 		require_copy
 		write_modfile
 		modflag=(-modfile="$KUBE_BUILD/kube.mod")
-		ldflags=$(version_ldflags)
+		ldflags=$(copy_ldflags)
 		from="your copy $KUBE_SRC"
 	else
-		ldflags=$(pinned_ldflags)
+		ldflags=$(kit_version_ldflags "$KUBE_VERSION")
 		from="the pinned module (no copy: make kube-src makes one)"
 	fi
 	local start=$SECONDS
 	kit_log "building $name for the debugger from $from, optimisation off in:" $patterns
-	(
-		while sleep 20; do kit_log "   ... still building $name (the first debug build recompiles those packages and links without -s -w)"; done
-	) &
-	local ticker=$! rc=0
-	(cd "$CONTROLPLANE" && GOWORK=off go build "${modflag[@]}" -trimpath "${gcflags[@]}" \
-		-ldflags "$ldflags" -o "$out" "k8s.io/kubernetes/cmd/$name") || rc=$?
-	kill "$ticker" 2>/dev/null || true
-	wait "$ticker" 2>/dev/null || true
-	[ $rc -eq 0 ] || { echo "kube-src: the debug build of $name failed (the Go error is above); the cluster keeps what it runs" >&2; exit 1; }
+	if ! kit_with_heartbeat "$name" "the first debug build recompiles those packages and links without -s -w" \
+		env GOWORK=off go build -C "$CONTROLPLANE" "${modflag[@]}" -trimpath "${gcflags[@]}" \
+		-ldflags "$ldflags" -o "$out" "k8s.io/kubernetes/cmd/$name"; then
+		kit_error "the debug build of $name failed (the Go error is above); the cluster keeps what it runs"
+		exit 1
+	fi
 	kit_log "built $name for the debugger in $((SECONDS - start)) s"
 }
 
@@ -332,13 +294,13 @@ cmd_debug_build() {
 # to the copy (./pkg/controller/deployment/...) or as import paths.
 packages() {
 	local p
-	[ $# -gt 0 ] || die "name the packages: WHAT=./pkg/controller/deployment/... (a path in the Kubernetes source, as from its root, or k8s.io/kubernetes/...)"
+	[ $# -gt 0 ] || kit_die "name the packages: WHAT=./pkg/controller/deployment/... (a path in the Kubernetes source, as from its root, or k8s.io/kubernetes/...)"
 	for p in "$@"; do
 		case "$p" in
 		./*) echo "k8s.io/kubernetes/${p#./}" ;;
 		k8s.io/kubernetes/*) echo "$p" ;;
 		pkg/* | cmd/* | plugin/* | test/*) echo "k8s.io/kubernetes/$p" ;;
-		*) die "WHAT=$p is not a package of k8s.io/kubernetes; write it as from the source's root (./pkg/controller/deployment/...) or as an import path (k8s.io/kubernetes/pkg/...)" ;;
+		*) kit_die "WHAT=$p is not a package of k8s.io/kubernetes; write it as from the source's root (./pkg/controller/deployment/...) or as an import path (k8s.io/kubernetes/pkg/...)" ;;
 		esac
 	done
 }
@@ -375,7 +337,7 @@ require_dirs() {
 	for p in "$@"; do
 		dir=${p#k8s.io/kubernetes/}
 		dir=${dir%/...}
-		[ -d "$root/$dir" ] || die "WHAT: there is no folder $dir in $root; write a package as from the source's root, such as ./pkg/controller/deployment/..."
+		[ -d "$root/$dir" ] || kit_die "WHAT: there is no folder $dir in $root; write a package as from the source's root, such as ./pkg/controller/deployment/..."
 	done
 }
 
@@ -392,7 +354,7 @@ cmd_test_integration() {
 	local pkgs p
 	pkgs=$(packages "$@") || exit 2
 	for p in $pkgs; do
-		case "$p" in k8s.io/kubernetes/test/integration/*) ;; *) die "WHAT=$p is not under ./test/integration/; unit tests run with make kube-test" ;; esac
+		case "$p" in k8s.io/kubernetes/test/integration/*) ;; *) kit_die "WHAT=$p is not under ./test/integration/; unit tests run with make kube-test" ;; esac
 	done
 	# shellcheck disable=SC2086
 	require_dirs $pkgs
@@ -424,9 +386,9 @@ cmd_smoke() {
 	local pkg=k8s.io/kubernetes/pkg/controller/deployment dir tests
 	read -r dir tests < <(cd "$CONTROLPLANE" && GOWORK=off go list -modfile="$KUBE_BUILD/kube.mod" \
 		-f '{{.Dir}} {{len .TestGoFiles}}' "$pkg")
-	[ "$dir" = "$KUBE_SRC/pkg/controller/deployment" ] || die "smoke: go found $pkg in $dir, not in the copy $KUBE_SRC"
-	[ "$tests" -gt 0 ] || die "smoke: go found no test files of $pkg in the copy"
-	copy_changed && die "smoke: a fresh copy counts as changed"
+	[ "$dir" = "$KUBE_SRC/pkg/controller/deployment" ] || kit_die "smoke: go found $pkg in $dir, not in the copy $KUBE_SRC"
+	[ "$tests" -gt 0 ] || kit_die "smoke: go found no test files of $pkg in the copy"
+	copy_changed && kit_die "smoke: a fresh copy counts as changed"
 	echo "kube-src smoke: a fresh copy made, $pkg read from it with $tests test files"
 }
 
@@ -445,7 +407,7 @@ main() {
 	smoke) cmd_smoke ;;
 	test) cmd_test "$@" ;;
 	test-integration) cmd_test_integration "$@" ;;
-	*) die "unknown command '$cmd' (src, reset, build, restart, pinned, running, use, debug-build, smoke, test, test-integration)" ;;
+	*) kit_die "unknown command '$cmd' (src, reset, build, restart, pinned, running, use, debug-build, smoke, test, test-integration)" ;;
 	esac
 }
 

@@ -1,79 +1,33 @@
-# lib.sh: names and helpers shared by the kit's cluster scripts. Source it; do not run it.
+# lib.sh: the kit's one shell library. Every script of the kit sources it: the make
+# targets' bodies in hack/, hack/cluster's scripts, build-bins.sh and
+# controlplane/kube-version.sh. Not the files that run outside the kit: the templates
+# make new-controller copies into a learner's project, the kind node image's files,
+# the runtime wrapper. Source it; do not run it.
+#
+# It is split by subject into hack/lib/*.sh, as Kubernetes' own hack/lib is, and
+# this file sources every part, so a script sources this file alone. A reader finds
+# a helper by its subject, and the kind node image's recipe (cluster/kind-node-image.sh)
+# hashes only the part that shapes the binaries it holds, lib/kube.sh, so a change to
+# another part does not make that image stale.
+#   lib/log.sh      progress lines, the heartbeat of a long build, errors
+#   lib/cluster.sh  the kit cluster's names and paths, kubectl and kit-component on it
+#   lib/kube.sh     the pinned Kubernetes: its version, its components, the version ldflags
+#   lib/lists.sh    the tiers (read from the lesson files), the Go modules (go.work and
+#                   the go.mod files outside it), a name checked against a list
+# Sourcing it defines names and functions and starts no program (bash's builtins
+# only), so that kube-version.sh, which the root Makefile runs each time it starts,
+# stays fast.
+#
 # Every path the kit writes lives under the repo: bin/ for binaries, _output/ for
 # cluster state and the kit kubeconfig (never ~/.kwok or ~/.kube/config).
 
-KIT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The folder above this file's, found without running dirname: every script
+# sources it by a path with a / in it.
+KIT_ROOT=$(cd "${BASH_SOURCE[0]%/*}/.." && pwd)
 KIT_BIN="$KIT_ROOT/bin"
 KIT_OUT="$KIT_ROOT/_output"
-# KIT_CLUSTER is the cluster name; kwokctl names its context kwok-$KIT_CLUSTER, kind
-# kind-$KIT_CLUSTER. `make test` uses a second one, controller-kit-test, so it never
-# touches the cluster a learner is working with.
-KIT_CLUSTER=${KIT_CLUSTER:-controller-kit}
-# KIT_KUBECONFIG is the kit's own kubeconfig, written by local-up and kind-up alike.
-# The run and test targets use $KUBECONFIG instead when a learner has set it.
-if [ "$KIT_CLUSTER" = controller-kit ]; then
-	KIT_KUBECONFIG="$KIT_OUT/kubeconfig"
-else
-	KIT_KUBECONFIG="$KIT_OUT/kubeconfig-$KIT_CLUSTER"
-fi
-# KWOK_WORKDIR is where kwokctl keeps cluster state, PKI, logs and pid files.
-export KWOK_WORKDIR="$KIT_OUT/kwok"
-# KIT_AUDIT_LOG is the local cluster's kube-apiserver audit log (hack/cluster/audit-policy.yaml
-# says what it records), kept by kwokctl beside the components' other logs.
-KIT_AUDIT_LOG="$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/audit.log"
-# KIT_CLUSTER_INFO is the file that tells programs about the local cluster: local-up.sh
-# writes it each time it succeeds and local-down.sh removes it. It is a JSON object
-# with the cluster's name, its kubectl context, the absolute paths of its kubeconfig
-# and audit log, and its Kubernetes version (test/kittest's ClusterInfo reads it), so
-# no program rebuilds these paths on its own.
-KIT_CLUSTER_INFO="$KIT_OUT/cluster-$KIT_CLUSTER.json"
-# KIT_MAKE_PREFIX is what a script puts before a make command it suggests, so
-# that the command acts on the same cluster: KIT_CLUSTER=NAME and a space for a
-# cluster not of the default name, else nothing.
-KIT_MAKE_PREFIX=""
-[ "$KIT_CLUSTER" = controller-kit ] || KIT_MAKE_PREFIX="KIT_CLUSTER=$KIT_CLUSTER "
-# KIT_NODES is how many kwok fake nodes the local cluster gets (each takes 110 pods).
-KIT_NODES=${KIT_NODES:-3}
 
-# KIT_T0 is when the outermost kit script started (seconds since the epoch); the
-# scripts it runs inherit it, so progress lines count from one start.
-: "${KIT_T0:=$(date +%s)}"
-export KIT_T0
-
-# kit_log prints a progress line with the seconds since KIT_T0.
-kit_log() { printf '[%3ds] %s\n' "$(($(date +%s) - KIT_T0))" "$*"; }
-
-# kit_kill_tree PID sends SIGTERM to PID and to every process below it, the
-# deepest first, so that a test binary's controllers get their own SIGTERM (and
-# shut down cleanly) even when the test binary dies before its cleanups run.
-kit_kill_tree() {
-	local child
-	for child in $(pgrep -P "$1" 2>/dev/null); do kit_kill_tree "$child"; done
-	kill -TERM "$1" 2>/dev/null || true
-}
-
-# kit_listed NAME COMMAND... succeeds when COMMAND (such as `kwokctl get clusters`)
-# prints NAME as a line of its own. It reads all of the output before searching
-# it: under pipefail, `COMMAND | grep -q` fails now and then even on a match,
-# when grep stops reading early and COMMAND dies of SIGPIPE.
-kit_listed() {
-	local name=$1 out
-	shift
-	out=$("$@" 2>/dev/null) || true
-	grep -qx -- "$name" <<<"$out"
-}
-
-# kit_kind_node_image prints the name of the kit's own kind node image (make
-# kind-node-image): not kindest/node, so it is never taken for kind's published
-# image, and tagged with the kit's pinned Kubernetes version.
-kit_kind_node_image() { echo "controller-kit.local/kind-node:$("$KIT_ROOT/hack/controlplane/kube-version.sh")"; }
-
-# kit_kubectl runs the kit's own kubectl against the kit kubeconfig.
-kit_kubectl() { "$KIT_BIN/kubectl" --kubeconfig "$KIT_KUBECONFIG" "$@"; }
-
-# kit_cluster_reachable KUBECONFIG succeeds when that kubeconfig's current context
-# reaches an API server that answers /readyz within a few seconds.
-kit_cluster_reachable() {
-	[ -n "$1" ] && [ -x "$KIT_BIN/kubectl" ] &&
-		"$KIT_BIN/kubectl" --kubeconfig "$1" --request-timeout=3s get --raw /readyz >/dev/null 2>&1
-}
+source "$KIT_ROOT/hack/lib/log.sh"
+source "$KIT_ROOT/hack/lib/cluster.sh"
+source "$KIT_ROOT/hack/lib/kube.sh"
+source "$KIT_ROOT/hack/lib/lists.sh"

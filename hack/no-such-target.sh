@@ -17,7 +17,7 @@ has_target() { grep -qE "^${target//./\\.}:([^=]|$)" "$1"; }
 
 found=()
 [ "$where" != root ] && has_target "$KIT_ROOT/Makefile" && found+=("at the repository root:  cd .. && make $target")
-for tier in workqueue-example sample-controller kubebuilder-guestbook cloud-provider-example; do
+for tier in $(kit_tiers); do
 	[ "$tier" != "$where" ] && has_target "$KIT_ROOT/$tier/Makefile" && found+=("in $tier/:  make -C $up$tier $target")
 done
 if [ ${#found[@]} -eq 0 ]; then

@@ -14,10 +14,12 @@
 # it says which. The image's label dev.controller-kit.image-build records it.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+KIT_ME=docker-build.sh
+KIT_DIE_STATUS=2
 
 img=${1:?usage: docker-build.sh IMG (in a tier folder)}
 "$KIT_ROOT/hack/cluster/require-docker.sh" "make docker-build"
-[ -f Dockerfile ] || { echo "docker-build.sh: no Dockerfile in $PWD; run it in a tier's folder" >&2; exit 2; }
+[ -f Dockerfile ] || kit_die "no Dockerfile in $PWD; run it in a tier's folder"
 tier=$(basename "$PWD")
 
 # The base images the Dockerfile names, with ARG defaults filled in.
@@ -55,7 +57,7 @@ static)
 	pkg=$(sed -n 's/^RUN .*go build .* \([^ ]*\)$/\1/p' Dockerfile | tail -1)
 	entry=$(sed -n 's/^ENTRYPOINT \["\(\/[^"]*\)"\]$/\1/p' Dockerfile | tail -1)
 	[ -n "$pkg" ] && [ -n "$entry" ] ||
-		{ echo "docker-build.sh: $tier/Dockerfile has no 'RUN ... go build ... PACKAGE' or no 'ENTRYPOINT [\"/BINARY\"]' line to follow" >&2; exit 2; }
+		kit_die "$tier/Dockerfile has no 'RUN ... go build ... PACKAGE' or no 'ENTRYPOINT [\"/BINARY\"]' line to follow"
 	ctx=$(mktemp -d)
 	trap 'rm -rf "$ctx"' EXIT
 	kit_log "$tier: building ${entry#/} (package $pkg) statically, then $img on an empty base"
@@ -70,8 +72,7 @@ EOF
 		{ cat "$ctx/build.log" >&2; exit 1; }
 	;;
 *)
-	echo "docker-build.sh: KIT_IMAGE_BUILD=$how; want dockerfile, static, or nothing (the one that works here)" >&2
-	exit 2
+	kit_die "KIT_IMAGE_BUILD=$how; want dockerfile, static, or nothing (the one that works here)"
 	;;
 esac
 kit_log "$tier: built $img ($how)"

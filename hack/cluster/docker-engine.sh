@@ -22,17 +22,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 wrapper=/usr/local/sbin/kit-runc
 daemon_json=/etc/docker/daemon.json
 probe_image=controller-kit.local/privileged-probe:tini
-
-fail() {
-	echo "make docker-engine: $*" >&2
-	exit 1
-}
+KIT_ME="make docker-engine"
 
 if [ "$(id -u)" != 0 ]; then
-	fail "it installs packages and starts dockerd, so it runs as root only (sudo make docker-engine). With Docker already installed and running you do not need it."
+	kit_die "it installs packages and starts dockerd, so it runs as root only (sudo make docker-engine). With Docker already installed and running you do not need it."
 fi
 if ! command -v apt-get >/dev/null || [ ! -f /etc/debian_version ]; then
-	fail "it knows only Debian-like systems (apt-get and Debian's docker.io package). Install Docker the way your system does (https://docs.docker.com/engine/install/), then run 'make kind-up'."
+	kit_die "it knows only Debian-like systems (apt-get and Debian's docker.io package). Install Docker the way your system does (https://docs.docker.com/engine/install/), then run 'make kind-up'."
 fi
 
 engine_answers() { command -v docker >/dev/null && timeout 5 docker info >/dev/null 2>&1; }
@@ -44,7 +40,7 @@ apt_install() {
 	apt-get install -y -q "$@" >>/var/log/kit-apt.log 2>&1 && return 0
 	kit_log "apt-get install failed; refreshing the package lists (apt-get update) and trying once more"
 	apt-get update -q >>/var/log/kit-apt.log 2>&1 && apt-get install -y -q "$@" >>/var/log/kit-apt.log 2>&1 ||
-		fail "apt-get install $* failed; /var/log/kit-apt.log says why"
+		kit_die "apt-get install $* failed; /var/log/kit-apt.log says why"
 }
 
 # 1. The package.
@@ -72,7 +68,7 @@ else
 		engine_answers && break
 		sleep 1
 	done
-	engine_answers || fail "dockerd did not answer within 60 s; its log says why (/var/log/kit-dockerd.log, or journalctl -u docker)."
+	engine_answers || kit_die "dockerd did not answer within 60 s; its log says why (/var/log/kit-dockerd.log, or journalctl -u docker)."
 	kit_log "dockerd answers: $(docker version --format 'server {{.Server.Version}}')"
 fi
 
@@ -80,7 +76,7 @@ fi
 probe_dir=$(mktemp -d)
 trap 'rm -rf "$probe_dir"; docker rmi -f "$probe_image" >/dev/null 2>&1 || true' EXIT
 tini=$(command -v tini-static || command -v docker-init || true)
-[ -n "$tini" ] || fail "no static tini found (Debian's tini package, a dependency of docker.io, brings /usr/bin/tini-static): apt-get install tini"
+[ -n "$tini" ] || kit_die "no static tini found (Debian's tini package, a dependency of docker.io, brings /usr/bin/tini-static): apt-get install tini"
 cp "$(readlink -f "$tini")" "$probe_dir/tini"
 tar -C "$probe_dir" -cf "$probe_dir/probe.tar" tini
 docker import "$probe_dir/probe.tar" "$probe_image" >/dev/null
@@ -94,7 +90,7 @@ if privileged_runs; then
 fi
 missing=$("$KIT_ROOT/hack/cluster/runc-wrapper.sh" --kit-missing-capabilities | paste -sd' ')
 if [ -z "$missing" ]; then
-	fail "the engine refuses a privileged container although this machine's capability bounding set is complete, so the kit's runtime wrapper would not help:
+	kit_die "the engine refuses a privileged container although this machine's capability bounding set is complete, so the kit's runtime wrapper would not help:
 $(cat "$probe_dir/err")"
 fi
 kit_log "the engine refuses privileged containers: this machine's capability bounding set lacks $missing"
@@ -116,5 +112,5 @@ if privileged_runs; then
 	kit_log "the engine runs privileged containers through kit-runc: ready for kind (make kind-up)"
 	exit 0
 fi
-fail "the engine still refuses a privileged container with kit-runc as its default runtime:
+kit_die "the engine still refuses a privileged container with kit-runc as its default runtime:
 $(cat "$probe_dir/err")"

@@ -25,20 +25,16 @@
 # stops before building anything, in any clone of the kit.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+KIT_ME="make kind-node-image"
 
 "$KIT_ROOT/hack/cluster/require-docker.sh" "make kind-node-image (it builds Docker images)"
 
 here="$KIT_ROOT/hack/cluster"
 work="$KIT_OUT/kind-node"
 nodebin="$work/bin"
-KUBE_VERSION=$("$KIT_ROOT/hack/controlplane/kube-version.sh")
+KUBE_VERSION=$(kit_kube_version)
 KIT_KIND_NODE_IMAGE=$(kit_kind_node_image)
 mkdir -p "$nodebin"
-
-fail() {
-	echo "make kind-node-image: $*" >&2
-	exit 1
-}
 
 # --- the root filesystem's recipe (made in step 3) ---------------------------
 # The packages kind's base image installs, minus what the kit's single-node
@@ -51,14 +47,15 @@ suite=${VERSION_CODENAME:?/etc/os-release names no VERSION_CODENAME}
 # --- is the image current? -----------------------------------------------------
 # The image's label holds a hash of its recipe: the pinned versions (the go.mod
 # and go.sum of the modules its binaries come from: Kubernetes, etcd, and kind,
-# whose base image names the runtime's versions), the build scripts, the
+# whose base image names the runtime's versions), the build scripts and the part
+# of lib.sh that stamps the version into the Kubernetes binaries (lib/kube.sh), the
 # stand-ins' program, the node's files, and the Debian suite and packages. Not
 # the built files: Go records the folder it built in, and mmdebstrap's tarball
 # differs from run to run, so those would make every fresh clone rebuild.
 recipe=$( (
 	echo "$KUBE_VERSION $suite $packages $(uname -m)"
 	cd "$KIT_ROOT" && sha256sum hack/controlplane/go.mod hack/controlplane/go.sum hack/etcd/go.mod hack/etcd/go.sum \
-		hack/cluster/go.mod hack/cluster/go.sum hack/cluster/cmd/kit-standin/main.go hack/build-bins.sh \
+		hack/cluster/go.mod hack/cluster/go.sum hack/cluster/cmd/kit-standin/main.go hack/build-bins.sh hack/lib/kube.sh \
 		hack/cluster/kind-node/* hack/cluster/runc-wrapper.sh hack/cluster/kind-node-image.sh
 ) | sha256sum | cut -c1-16)
 if [ "$(docker image inspect -f '{{index .Config.Labels "dev.controller-kit.recipe"}}' "$KIT_KIND_NODE_IMAGE" 2>/dev/null)" = "$recipe" ]; then
@@ -78,9 +75,9 @@ if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		kit_log "installing Debian's ${need[*]} with apt-get (log: $work/apt.log)"
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >"$work/apt.log" 2>&1 ||
-			fail "apt-get install ${need[*]} failed; $work/apt.log says why"
+			kit_die "apt-get install ${need[*]} failed; $work/apt.log says why"
 	else
-		fail "it needs ${need[*]}: sudo apt-get install ${need[*]}"
+		kit_die "it needs ${need[*]}: sudo apt-get install ${need[*]}"
 	fi
 fi
 
@@ -91,14 +88,14 @@ kit_log "step 1/5: Kubernetes $KUBE_VERSION binaries in bin/"
 # --- 2. the runtime, CNI plugins and CoreDNS ---------------------------------
 # kind's module is read for its base image's recipe; on a fresh machine nothing has downloaded it
 # yet (bin/kind is built on first use), so download it first: go list -m prints no Dir without it.
-(cd "$here" && GOWORK=off go mod download sigs.k8s.io/kind) || fail "could not download sigs.k8s.io/kind (hack/cluster/go.mod) from the Go module proxy"
+(cd "$here" && GOWORK=off go mod download sigs.k8s.io/kind) || kit_die "could not download sigs.k8s.io/kind (hack/cluster/go.mod) from the Go module proxy"
 kind_dir=$(cd "$here" && GOWORK=off go list -m -f '{{.Dir}}' sigs.k8s.io/kind)
-[ -d "$kind_dir/images/base" ] || fail "sigs.k8s.io/kind's module has no images/base folder (at '$kind_dir'): the script needs updating for this kind"
+[ -d "$kind_dir/images/base" ] || kit_die "sigs.k8s.io/kind's module has no images/base folder (at '$kind_dir'): the script needs updating for this kind"
 # kind_arg NAME prints the default of `ARG NAME="..."` in kind's base image Dockerfile.
 kind_arg() {
 	local v
 	v=$(sed -n "s/^ARG $1=\"\(.*\)\"\$/\1/p" "$kind_dir/images/base/Dockerfile")
-	[ -n "$v" ] || fail "kind's images/base/Dockerfile has no ARG $1 (kind $(basename "$kind_dir")): the script needs updating for this kind"
+	[ -n "$v" ] || kit_die "kind's images/base/Dockerfile has no ARG $1 (kind $(basename "$kind_dir")): the script needs updating for this kind"
 	echo "$v"
 }
 containerd_v=$(kind_arg CONTAINERD_VERSION)
@@ -107,7 +104,7 @@ crictl_v=$(kind_arg CRICTL_VERSION)
 cni_v=$(kind_arg CNI_PLUGINS_VERSION)
 # kubeadm names every image its cluster runs; CoreDNS's tag is its version.
 mapfile -t kubeadm_images < <("$KIT_BIN/kubeadm" config images list --kubernetes-version "$KUBE_VERSION")
-coredns_image=$(printf '%s\n' "${kubeadm_images[@]}" | grep /coredns:) || fail "kubeadm config images list names no CoreDNS image"
+coredns_image=$(printf '%s\n' "${kubeadm_images[@]}" | grep /coredns:) || kit_die "kubeadm config images list names no CoreDNS image"
 coredns_v=${coredns_image##*:}
 
 # go_install STAMP CGO TAGS LDFLAGS PACKAGE@VERSION... builds into $nodebin unless
@@ -119,7 +116,7 @@ go_install() {
 	local start=$SECONDS
 	kit_log "  building $stamp ($*)"
 	(cd "$work" && GOWORK=off GOBIN="$nodebin" CGO_ENABLED=$cgo GOFLAGS=-trimpath \
-		go install -tags "$tags" -ldflags "-s -w $ldflags" "$@") || fail "building $stamp failed; the Go error is above"
+		go install -tags "$tags" -ldflags "-s -w $ldflags" "$@") || kit_die "building $stamp failed; the Go error is above"
 	echo "$*" >"$nodebin/.$stamp"
 	kit_log "  built $stamp in $((SECONDS - start)) s"
 }
@@ -142,7 +139,7 @@ for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list; do
 		break
 	fi
 done
-[ -n "$sources" ] || fail "no apt sources found (/etc/apt/sources.list.d/*.sources or /etc/apt/sources.list): mmdebstrap takes its mirror from them"
+[ -n "$sources" ] || kit_die "no apt sources found (/etc/apt/sources.list.d/*.sources or /etc/apt/sources.list): mmdebstrap takes its mirror from them"
 rootfs="$work/rootfs.tar"
 rootfs_key="$suite $packages"
 if [ "$(cat "$work/.rootfs" 2>/dev/null)" != "$rootfs_key" ] || [ ! -s "$rootfs" ]; then
@@ -151,7 +148,7 @@ if [ "$(cat "$work/.rootfs" 2>/dev/null)" != "$rootfs_key" ] || [ ! -s "$rootfs"
 		--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
 		--dpkgopt='path-exclude=/usr/share/locale/*' \
 		"$suite" "$rootfs.tmp" "$sources" >"$work/mmdebstrap.log" 2>&1 ||
-		fail "mmdebstrap failed; $work/mmdebstrap.log says why"
+		kit_die "mmdebstrap failed; $work/mmdebstrap.log says why"
 	mv "$rootfs.tmp" "$rootfs"
 	echo "$rootfs_key" >"$work/.rootfs"
 else
@@ -179,7 +176,7 @@ docker import "$rootfs" "$rootfs_image" >/dev/null
 # so nothing is copied), CoreDNS, and busybox from the root filesystem.
 files="$ctx/files"
 mkdir -p "$files"
-for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy etcd kit-standin; do
+for b in $KIT_COMPONENTS kube-proxy etcd kit-standin; do
 	ln -f "$KIT_BIN/$b" "$files/$b" 2>/dev/null || cp "$KIT_BIN/$b" "$files/$b"
 done
 cp "$nodebin/coredns" "$files/coredns"
@@ -194,7 +191,7 @@ image() {
 	dir=$(mktemp -d "$ctx/image.XXXX")
 	ln "$files/$file" "$dir/$file"
 	printf '%s\n' "$@" >"$dir/Dockerfile"
-	docker_build -t "$name" "$dir" || fail "building the image $name failed"
+	docker_build -t "$name" "$dir" || kit_die "building the image $name failed"
 	rm -rf "$dir"
 	built+=("$name")
 }
@@ -217,7 +214,7 @@ for name in "${kubeadm_images[@]}"; do
 	pause)
 		image "$name" kit-standin "FROM scratch" "COPY kit-standin /kit-standin" "ENTRYPOINT [\"/kit-standin\", \"pause\"]" \
 			"$(standin_label "$name")" ;;
-	*) fail "kubeadm names an image the script does not know how to make: $name" ;;
+	*) kit_die "kubeadm names an image the script does not know how to make: $name" ;;
 	esac
 	kit_log "  $name"
 done
@@ -229,7 +226,7 @@ while read -r name role; do
 	busybox)
 		image "$name" busybox "FROM scratch" "COPY busybox /bin/busybox" "RUN [\"/bin/busybox\", \"--install\", \"-s\", \"/bin\"]" \
 			"CMD [\"sh\"]" "$(standin_label "$name")" ;;
-	*) fail "hack/cluster/kind-node/stand-ins.txt: $name has role '$role'; the roles are pause, http, redis and busybox" ;;
+	*) kit_die "hack/cluster/kind-node/stand-ins.txt: $name has role '$role'; the roles are pause, http, redis and busybox" ;;
 	esac
 	kit_log "  $name (stand-in: $role)"
 done < <(grep -v '^\s*\(#\|$\)' "$here/kind-node/stand-ins.txt")
@@ -251,7 +248,7 @@ cp "$here/kind-node/10-kit-ptp.conflist" "$here/kind-node/default-cni.yaml" "$he
 echo "$KUBE_VERSION" >"$nodectx/kit/version"
 cp "$here/kind-node/Dockerfile" "$nodectx/Dockerfile"
 docker_build --build-arg ROOTFS_IMAGE="$rootfs_image" -t "$KIT_KIND_NODE_IMAGE-base" "$nodectx" ||
-	fail "building the node's file system failed (docker build of hack/cluster/kind-node/Dockerfile)"
+	kit_die "building the node's file system failed (docker build of hack/cluster/kind-node/Dockerfile)"
 
 # Import the images into the node's containerd: start the node image's own
 # containerd in a container of it, import, stop it, commit the container.
@@ -264,9 +261,9 @@ for _ in $(seq 30); do
 	docker exec "$container" ctr version >/dev/null 2>&1 && break
 	sleep 1
 done
-docker exec "$container" ctr version >/dev/null 2>&1 || fail "containerd did not start in the node image: $(docker exec "$container" tail -5 /var/log/containerd-build.log)"
+docker exec "$container" ctr version >/dev/null 2>&1 || kit_die "containerd did not start in the node image: $(docker exec "$container" tail -5 /var/log/containerd-build.log)"
 docker exec "$container" ctr --namespace=k8s.io images import --label=io.cri-containerd.pinned=pinned \
-	--no-unpack --digests /kind/images.tar >/dev/null || fail "ctr could not import the images into the node's containerd"
+	--no-unpack --digests /kind/images.tar >/dev/null || kit_die "ctr could not import the images into the node's containerd"
 docker exec "$container" bash -c 'pkill containerd; while pgrep -x containerd >/dev/null; do sleep 0.2; done; rm -f /kind/images.tar /var/log/containerd-build.log'
 docker commit \
 	--change 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]' \

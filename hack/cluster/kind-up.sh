@@ -12,11 +12,7 @@
 # so is an engine that does not run privileged containers (kind's nodes are).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-
-fail() {
-	echo "make kind-up: $*" >&2
-	exit 1
-}
+KIT_ME="make kind-up"
 
 "$KIT_ROOT/hack/cluster/require-docker.sh" "make kind-up (kind runs its nodes as Docker containers)"
 "$KIT_ROOT/hack/build-bins.sh" kind kubectl
@@ -38,29 +34,29 @@ case ${KIND_NODE_IMAGE:-} in
 		image=$kit_image
 		kit_log "node image: the kit's own $kit_image, since kind's published image cannot be pulled here ($(tail -1 "$KIT_OUT/kind-pull.log"))"
 	else
-		fail "kind's published node image $pinned cannot be pulled here ($(tail -1 "$KIT_OUT/kind-pull.log")), and the kit's own node image $kit_image is not built. Build it offline with 'make kind-node-image' (about 12 minutes on 2 cores the first time), then run make kind-up again."
+		kit_die "kind's published node image $pinned cannot be pulled here ($(tail -1 "$KIT_OUT/kind-pull.log")), and the kit's own node image $kit_image is not built. Build it offline with 'make kind-node-image' (about 12 minutes on 2 cores the first time), then run make kind-up again."
 	fi
 	;;
 kit)
 	image=$kit_image
-	present "$image" || fail "KIND_NODE_IMAGE=kit asks for the kit's node image $image, which is not built: run 'make kind-node-image' first."
+	present "$image" || kit_die "KIND_NODE_IMAGE=kit asks for the kit's node image $image, which is not built: run 'make kind-node-image' first."
 	kit_log "node image: the kit's own $image (KIND_NODE_IMAGE=kit)"
 	;;
 *)
 	image=$KIND_NODE_IMAGE
 	present "$image" || docker pull -q "$image" >/dev/null ||
-		fail "KIND_NODE_IMAGE=$image is neither present nor pullable. Leave KIND_NODE_IMAGE empty for kind's published image, or set KIND_NODE_IMAGE=kit for the kit's (make kind-node-image)."
+		kit_die "KIND_NODE_IMAGE=$image is neither present nor pullable. Leave KIND_NODE_IMAGE empty for kind's published image, or set KIND_NODE_IMAGE=kit for the kit's (make kind-node-image)."
 	kit_log "node image: $image (KIND_NODE_IMAGE)"
 	;;
 esac
 # The Kubernetes version a node image holds, as kind reads it: /kind/version.
-want=$(docker run --rm --entrypoint cat "$image" /kind/version) || fail "the image $image has no /kind/version: it is not a kind node image"
+want=$(docker run --rm --entrypoint cat "$image" /kind/version) || kit_die "the image $image has no /kind/version: it is not a kind node image"
 
 mkdir -p "$KIT_OUT"
 if kit_listed "$KIT_CLUSTER" "$KIT_BIN/kind" get clusters; then
 	have=$(docker exec "$KIT_CLUSTER-control-plane" cat /kind/version 2>/dev/null || echo unknown)
 	if [ "$have" != "$want" ]; then
-		fail "the kind cluster '$KIT_CLUSTER' runs Kubernetes $have, the node image asked for ($image) holds $want. Delete the cluster first: ${KIT_MAKE_PREFIX}make kind-down, then ${KIT_MAKE_PREFIX}make kind-up."
+		kit_die "the kind cluster '$KIT_CLUSTER' runs Kubernetes $have, the node image asked for ($image) holds $want. Delete the cluster first: ${KIT_MAKE_PREFIX}make kind-down, then ${KIT_MAKE_PREFIX}make kind-up."
 	fi
 	kit_log "kind cluster '$KIT_CLUSTER' already exists (Kubernetes $have); refreshing its kubeconfig"
 	"$KIT_BIN/kind" export kubeconfig --name "$KIT_CLUSTER" --kubeconfig "$KIT_KUBECONFIG"
@@ -69,7 +65,7 @@ fi
 # kind's nodes are privileged containers: an engine that refuses them fails kind
 # late and obscurely, so ask first, with the node image itself.
 if ! docker run --rm --privileged --entrypoint /bin/true "$image" >/dev/null 2>"$KIT_OUT/kind-privileged.log"; then
-	fail "the Docker engine refuses privileged containers, and kind's nodes are privileged containers:
+	kit_die "the Docker engine refuses privileged containers, and kind's nodes are privileged containers:
   $(tail -1 "$KIT_OUT/kind-privileged.log")
 Where the machine's capability bounding set lacks a capability (grep CapBnd /proc/self/status), 'sudo make docker-engine' makes the kit's runtime wrapper kit-runc dockerd's default runtime, which drops that capability (hack/cluster/runc-wrapper.sh). Without Docker, 'make local-up' runs the kit's Docker-free cluster."
 fi

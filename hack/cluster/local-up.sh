@@ -25,7 +25,7 @@ trap 'exit 1' ERR
 
 kwokctl() { "$KIT_BIN/kwokctl" "$@"; }
 ctx="kwok-$KIT_CLUSTER"
-kube_version=$("$KIT_ROOT/hack/controlplane/kube-version.sh")
+kube_version=$(kit_kube_version)
 
 # json_string S prints S as a JSON string: quotes and backslashes escaped (the
 # kit's names and paths hold no control characters).
@@ -52,7 +52,7 @@ JSON
 
 if kit_listed "$KIT_CLUSTER" kwokctl get clusters; then
 	if [ "${KIT_FRESH:-}" = 1 ]; then
-		echo "local-up: KIT_FRESH=1, and local cluster '$KIT_CLUSTER' already exists; it is left as it is (delete it with hack/cluster/local-down.sh first)" >&2
+		kit_error "KIT_FRESH=1, and local cluster '$KIT_CLUSTER' already exists; it is left as it is (delete it with hack/cluster/local-down.sh first)"
 		exit "$exit_cluster_exists"
 	fi
 	if kit_kubectl --context "$ctx" --request-timeout=3s get --raw /readyz >/dev/null 2>&1; then
@@ -100,7 +100,7 @@ if $interrupted; then
 fi
 [ "$created" -eq 0 ] || {
 	cat "$create_log" >&2
-	echo "local-up: kwokctl could not create the cluster; its output is above, component logs under $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs" >&2
+	kit_error "kwokctl could not create the cluster; its output is above, component logs under $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs"
 	exit 1
 }
 trap - INT TERM

@@ -4,6 +4,8 @@
 # Docker-only target (kind-up, docker-build, kind-load, ...) calls it first, so all
 # of them fail the same clear way on a machine without Docker.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
 what=${1:-this target}
 if command -v docker >/dev/null 2>&1 && timeout 2 docker info >/dev/null 2>&1; then
 	exit 0

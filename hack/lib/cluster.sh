@@ -1,0 +1,89 @@
+# lib/cluster.sh: the kit cluster's names and paths, and the helpers that reach it.
+# Part of hack/lib.sh, which sources it; do not source it alone.
+
+# KIT_CLUSTER is the cluster name; kwokctl names its context kwok-$KIT_CLUSTER, kind
+# kind-$KIT_CLUSTER. `make test` uses a second one, controller-kit-test, so it never
+# touches the cluster a learner is working with.
+KIT_CLUSTER=${KIT_CLUSTER:-controller-kit}
+# KIT_KUBECONFIG is the kit's own kubeconfig, written by local-up and kind-up alike.
+# The run and test targets use $KUBECONFIG instead when a learner has set it.
+if [ "$KIT_CLUSTER" = controller-kit ]; then
+	KIT_KUBECONFIG="$KIT_OUT/kubeconfig"
+else
+	KIT_KUBECONFIG="$KIT_OUT/kubeconfig-$KIT_CLUSTER"
+fi
+# KWOK_WORKDIR is where kwokctl keeps cluster state, PKI, logs and pid files.
+export KWOK_WORKDIR="$KIT_OUT/kwok"
+# KIT_AUDIT_LOG is the local cluster's kube-apiserver audit log (hack/cluster/audit-policy.yaml
+# says what it records), kept by kwokctl beside the components' other logs.
+KIT_AUDIT_LOG="$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/audit.log"
+# KIT_CLUSTER_INFO is the file that tells programs about the local cluster: local-up.sh
+# writes it each time it succeeds and local-down.sh removes it. It is a JSON object
+# with the cluster's name, its kubectl context, the absolute paths of its kubeconfig
+# and audit log, and its Kubernetes version (test/kittest's ClusterInfo reads it), so
+# no program rebuilds these paths on its own.
+KIT_CLUSTER_INFO="$KIT_OUT/cluster-$KIT_CLUSTER.json"
+# KIT_MAKE_PREFIX is what a script puts before a make command it suggests, so
+# that the command acts on the same cluster: KIT_CLUSTER=NAME and a space for a
+# cluster not of the default name, else nothing.
+KIT_MAKE_PREFIX=""
+[ "$KIT_CLUSTER" = controller-kit ] || KIT_MAKE_PREFIX="KIT_CLUSTER=$KIT_CLUSTER "
+# KIT_NODES is how many kwok fake nodes the local cluster gets (each takes 110 pods).
+KIT_NODES=${KIT_NODES:-3}
+
+# kit_kill_tree PID sends SIGTERM to PID and to every process below it, the
+# deepest first, so that a test binary's controllers get their own SIGTERM (and
+# shut down cleanly) even when the test binary dies before its cleanups run.
+kit_kill_tree() {
+	local child
+	for child in $(pgrep -P "$1" 2>/dev/null); do kit_kill_tree "$child"; done
+	kill -TERM "$1" 2>/dev/null || true
+}
+
+# kit_listed NAME COMMAND... succeeds when COMMAND (such as `kwokctl get clusters`)
+# prints NAME as a line of its own. It reads all of the output before searching
+# it: under pipefail, `COMMAND | grep -q` fails now and then even on a match,
+# when grep stops reading early and COMMAND dies of SIGPIPE.
+kit_listed() {
+	local name=$1 out
+	shift
+	out=$("$@" 2>/dev/null) || true
+	grep -qx -- "$name" <<<"$out"
+}
+
+# kit_kind_node_image prints the name of the kit's own kind node image (make
+# kind-node-image): not kindest/node, so it is never taken for kind's published
+# image, and tagged with the kit's pinned Kubernetes version.
+kit_kind_node_image() {
+	local version
+	version=$(kit_kube_version) || return 1
+	echo "controller-kit.local/kind-node:$version"
+}
+
+# kit_kubectl runs the kit's own kubectl against the kit kubeconfig.
+kit_kubectl() { "$KIT_BIN/kubectl" --kubeconfig "$KIT_KUBECONFIG" "$@"; }
+
+# kit_cluster_reachable KUBECONFIG succeeds when that kubeconfig's current context
+# reaches an API server that answers /readyz within a few seconds.
+kit_cluster_reachable() {
+	[ -n "$1" ] && [ -x "$KIT_BIN/kubectl" ] &&
+		"$KIT_BIN/kubectl" --kubeconfig "$1" --request-timeout=3s get --raw /readyz >/dev/null 2>&1
+}
+
+# kit_require_local_cluster ELSEWHERE fails unless the local cluster KIT_CLUSTER
+# names is running (its KIT_CLUSTER_INFO is there), saying how to start it;
+# ELSEWHERE ends the message: what to do on kind or a cluster of the learner's own,
+# where no component can be swapped. Then it builds kit-component, the program
+# that swaps the local cluster's components (kit_component).
+kit_require_local_cluster() {
+	if [ ! -f "$KIT_CLUSTER_INFO" ]; then
+		kit_die "no local cluster called $KIT_CLUSTER is running ($KIT_CLUSTER_INFO is missing); start one with: ${KIT_MAKE_PREFIX}make local-up. Only the kit's local cluster runs components the kit can swap; $1"
+	fi
+	"$KIT_ROOT/hack/build-bins.sh" kit-component >/dev/null
+}
+
+# kit_component ARG... runs kit-component (hack/cluster/cmd/kit-component) on the
+# local cluster KIT_CLUSTER names: `binary NAME` prints the binary the component
+# runs, `use NAME BINARY` runs it on another and waits until it is healthy,
+# `stop NAME` stops it.
+kit_component() { "$KIT_BIN/kit-component" --name "$KIT_CLUSTER" "$@"; }
