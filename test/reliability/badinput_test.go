@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
-	"github.com/controller-kit/controller-kit/test/kittest"
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 var (

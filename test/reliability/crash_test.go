@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/controller-kit/controller-kit/test/kittest"
 	"github.com/controller-kit/controller-kit/sample-controller/pkg/generated/clientset/versioned"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // createWorkers is how many goroutines create a burst's objects at once.

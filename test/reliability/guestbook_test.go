@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/controller-kit/controller-kit/test/kittest"
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // guestbookNamespace and guestbookServiceAccount are where the Guestbook

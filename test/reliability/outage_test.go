@@ -30,10 +30,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/controller-kit/controller-kit/test/kittest"
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
 	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/controller-kit/controller-kit/sample-controller/pkg/generated/clientset/versioned"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // outage is how long the scenario keeps kube-apiserver stopped: longer than

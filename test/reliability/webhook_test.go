@@ -23,8 +23,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/controller-kit/controller-kit/test/kittest"
 	webappv1 "github.com/controller-kit/controller-kit/kubebuilder-guestbook/api/v1"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 // serveGuestbookWebhooks runs the Guestbook manager with its webhooks on, behind

@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/controller-kit/controller-kit/test/kittest"
 	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 func TestFooCreatesOwnedDeploymentAndReportsAvailableReplicas(t *testing.T) {

@@ -33,9 +33,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/controller-kit/controller-kit/test/kittest"
 	samplev1alpha1 "github.com/controller-kit/controller-kit/sample-controller/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/controller-kit/controller-kit/sample-controller/pkg/generated/clientset/versioned"
+	"github.com/controller-kit/controller-kit/test/kittest"
 )
 
 const (
