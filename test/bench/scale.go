@@ -61,13 +61,10 @@ func runScale(o options) error {
 	begin := time.Now()
 	var steps []scaleStep
 	for i, j := range jobs {
-		objects := j.n
-		if j.name == "guestbook" {
-			objects = max(1, j.n/10)
-		}
+		objects := objectsOf(j.name, j.n)
 		fmt.Fprintf(os.Stderr, ">> bench-scale step %d/%d: %s at N=%d (%d objects); %s elapsed\n",
 			i+1, len(jobs), j.name, j.n, objects, time.Since(begin).Round(time.Second))
-		r, err := all[j.name](objects)
+		r, err := all[j.name](o, objects)
 		if err != nil {
 			return fmt.Errorf("%s at N=%d: %w", j.name, j.n, err)
 		}

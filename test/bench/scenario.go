@@ -29,8 +29,12 @@ const (
 	warmupNamespace = "warmup"
 	// createWorkers is how many goroutines create the burst's objects.
 	createWorkers = 32
-	// settle is the pause between convergence and the idle window.
-	settle = 2 * time.Second
+	// settle is the pause between convergence and the idle window, and
+	// auditLag the one before the audit log is read (settleSmoke and
+	// auditLagSmoke on a -one-cluster smoke run, whose figures are not
+	// compared).
+	settle, settleSmoke     = 2 * time.Second, 500 * time.Millisecond
+	auditLag, auditLagSmoke = 2 * time.Second, 500 * time.Millisecond
 	// stopTimeout is how long a controller has to exit after SIGTERM before SIGKILL.
 	stopTimeout = 10 * time.Second
 	// depthSampling is how often the burst scrapes the controller's /metrics for
@@ -235,10 +239,8 @@ func (r *scenarioRun) prepare(ctx context.Context) error {
 	if err := r.c.installCRD(r.crdPath, r.crdName); err != nil {
 		return err
 	}
-	for _, ns := range []string{benchNamespace, warmupNamespace} {
-		if err := r.c.kubectl("create", "namespace", ns); err != nil {
-			return err
-		}
+	if err := r.c.createNamespaces(ctx, benchNamespace, warmupNamespace); err != nil {
+		return err
 	}
 	r.deployments = newTracker(r.res.Objects * r.deploymentsPer)
 	r.ready = newTracker(r.res.Objects)
@@ -325,7 +327,7 @@ func (r *scenarioRun) burst(ctx context.Context) error {
 func (r *scenarioRun) idle() {
 	// Events are recorded asynchronously, a moment after the write they describe:
 	// let those of the burst's last transitions land before the window opens.
-	time.Sleep(settle)
+	time.Sleep(r.o.settleWait())
 	r.say("converged after %.1fs; idle window of %s", r.res.Converged, r.o.idle)
 	r.idleStart = time.Now()
 	time.Sleep(r.o.idle)
@@ -356,7 +358,7 @@ func (r *scenarioRun) stopController(release func()) error {
 // window (each listed in <scenario>-idle-writes.log) and in the burst.
 func (r *scenarioRun) countWrites() error {
 	// The audit log is written asynchronously; give the last lines time to land.
-	time.Sleep(2 * time.Second)
+	time.Sleep(r.o.auditWait())
 	// client-go's default user agent starts with the binary's name.
 	userAgent := filepath.Base(r.bin) + "/"
 	detail, err := os.Create(filepath.Join(r.o.out, r.name+"-idle-writes.log"))
@@ -377,6 +379,24 @@ func (r *scenarioRun) countWrites() error {
 	}
 	r.res.BurstWrites = &burst
 	return nil
+}
+
+// settleWait is the pause between convergence and the idle window: settle,
+// or settleSmoke with -one-cluster.
+func (o options) settleWait() time.Duration {
+	if o.oneCluster {
+		return settleSmoke
+	}
+	return settle
+}
+
+// auditWait is the pause before the audit log is read: auditLag, or
+// auditLagSmoke with -one-cluster.
+func (o options) auditWait() time.Duration {
+	if o.oneCluster {
+		return auditLagSmoke
+	}
+	return auditLag
 }
 
 // phases returns a function that prints one progress line of a scenario to
@@ -554,11 +574,11 @@ func runFloor(o options, n int) (result, error) {
 	if err := c.installCRD(o.oursCRD, "foos.samplecontroller.k8s.io"); err != nil {
 		return res, err
 	}
-	if err := c.kubectl("create", "namespace", benchNamespace); err != nil {
-		return res, err
-	}
 	ctx, cancel := waitCtx(o.timeout)
 	defer cancel()
+	if err := c.createNamespaces(ctx, benchNamespace); err != nil {
+		return res, err
+	}
 	say("creating %d Foos before the clock starts", n)
 	foos, err := kittest.CreateFoos(ctx, c.dyn, benchNamespace, n, 1, createWorkers)
 	if err != nil {
