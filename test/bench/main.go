@@ -71,7 +71,8 @@ func main() {
 	flag.StringVar(&o.scenarios, "scenarios", "ours,upstream,ours-upstream-settings,floor,guestbook", "Comma-separated scenarios to run.")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "Upper bound on one scenario's burst; past it the run fails.")
 	flag.StringVar(&benchCluster, "cluster", benchCluster, "Name of the local cluster each scenario creates afresh (and deletes): one no one else uses.")
-	flag.BoolVar(&o.oneCluster, "one-cluster", false, "Run every scenario on one cluster, created once, deleting the scenario's namespaces between scenarios: "+
+	flag.BoolVar(&o.oneCluster, "one-cluster", false, "Run every scenario on one cluster, created once while the controllers build, deleting the scenario's namespaces between scenarios, "+
+		"with shorter pauses before the idle window and before the audit log is read: "+
 		"a smoke run that the harness still drives each scenario (make test), whose figures are not comparable with fresh clusters'.")
 	flag.StringVar(&o.out, "out", "", "Folder for logs, results.json and converged.png (default: <repo>/_output/bench, or <repo>/_output/bench-scale with -scale).")
 	flag.StringVar(&o.scale, "scale", "", "Comma-separated Ns, such as 100,1000,5000,10000: run every scenario at each N instead (make bench-scale), "+
