@@ -353,6 +353,8 @@ type StubReconciler struct {
 	Pods corelisters.PodLister // reads Pods from the informer's cache
 }
 
+var _ Reconciler = (*StubReconciler)(nil)
+
 // Reconcile logs the Pod's phase, or that it is gone. It fails on a bad key or cache error.
 func (r *StubReconciler) Reconcile(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
@@ -380,6 +382,8 @@ type PhaseLabelReconciler struct {
 	Client kubernetes.Interface  // writes to the API server
 	Pods   corelisters.PodLister // reads Pods from the informer's cache
 }
+
+var _ Reconciler = (*PhaseLabelReconciler)(nil)
 
 // Reconcile patches the PhaseLabel of one Pod when it differs from the phase. It
 // fails when the key is malformed or the patch fails (a Pod gone is no failure).

@@ -19,6 +19,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 )
@@ -248,85 +249,89 @@ func TestFailedReconcileIsRetriedAndSuccessResetsTheRetryCount(t *testing.T) {
 // its depth is back at 0, and the reconcile metrics have one error and one
 // success. The registry is the process's, so the test compares before with after.
 func TestMetricsCountAddsRetriesAndReconcilesAndDepthReturnsToZero(t *testing.T) {
-	queue := map[string]string{"name": ControllerName}
-	controller := map[string]string{"controller": ControllerName}
-	success := map[string]string{"controller": ControllerName, "result": "success"}
-	failure := map[string]string{"controller": ControllerName, "result": "error"}
-	before := map[string]float64{
-		"workqueue_adds_total":                      metricValue(t, "workqueue_adds_total", queue),
-		"workqueue_retries_total":                   metricValue(t, "workqueue_retries_total", queue),
-		"workqueue_work_duration_seconds":           metricValue(t, "workqueue_work_duration_seconds", queue),
-		"controller_runtime_reconcile_time_seconds": metricValue(t, "controller_runtime_reconcile_time_seconds", controller),
-		"success": metricValue(t, "controller_runtime_reconcile_total", success),
-		"error":   metricValue(t, "controller_runtime_reconcile_total", failure),
+	// Read through component-base's testutil: the queue's series from the
+	// registry /metrics serves, the reconcile metrics from their vectors (which
+	// count only once registered there: unregistered, they are no-ops).
+	series := []struct {
+		name string
+		read func() (float64, error)
+		want float64 // how much it grows
+	}{
+		{"workqueue_adds_total", queueCounter("workqueue_adds_total"), 2}, // the add event, and the retry after its backoff
+		{"workqueue_retries_total", queueCounter("workqueue_retries_total"), 1},
+		{"workqueue_work_duration_seconds", queueObservations("workqueue_work_duration_seconds"), 2}, // a histogram: its count of observations
+		{"controller_runtime_reconcile_time_seconds", func() (float64, error) {
+			n, err := testutil.GetHistogramMetricCount(reconcileTime.WithLabelValues(ControllerName))
+			return float64(n), err
+		}, 2},
+		{"controller_runtime_reconcile_total{result=success}", func() (float64, error) {
+			return testutil.GetCounterMetricValue(reconcileTotal.WithLabelValues(ControllerName, "success"))
+		}, 1},
+		{"controller_runtime_reconcile_total{result=error}", func() (float64, error) {
+			return testutil.GetCounterMetricValue(reconcileTotal.WithLabelValues(ControllerName, "error"))
+		}, 1},
 	}
-
 	rec := &recordingReconciler{result: func(_ context.Context, _ string, attempt int) error {
 		if attempt == 1 {
 			return errors.New("injected failure on the first attempt")
 		}
 		return nil
 	}}
-	h := start(t, rec, 5, 1, newPod("team-a", "flaky", nil))
+	// The queue's series exist once its controller does: read them after
+	// start, then create the Pod.
+	h := start(t, rec, 5, 1)
+	before := make([]float64, len(series))
+	for i, s := range series {
+		var err error
+		if before[i], err = s.read(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+	}
+	if _, err := h.client.CoreV1().Pods("team-a").Create(context.Background(), newPod("team-a", "flaky", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "a second, successful attempt", func() bool {
 		return rec.attempts("team-a/flaky") == 2 && h.controller.queue.NumRequeues("team-a/flaky") == 0
 	})
-	eventually(t, "workqueue_depth back at 0", func() bool { return metricValue(t, "workqueue_depth", queue) == 0 })
+	eventually(t, "workqueue_depth back at 0", func() bool { return queueDepthIs(0) == nil })
 
-	for _, tt := range []struct {
-		name   string
-		labels map[string]string
-		key    string // in before; empty: name
-		want   float64
-	}{
-		{"workqueue_adds_total", queue, "", 2}, // the add event, and the retry after its backoff
-		{"workqueue_retries_total", queue, "", 1},
-		{"workqueue_work_duration_seconds", queue, "", 2}, // a histogram: its count of observations
-		{"controller_runtime_reconcile_time_seconds", controller, "", 2},
-		{"controller_runtime_reconcile_total", success, "success", 1},
-		{"controller_runtime_reconcile_total", failure, "error", 1},
-	} {
-		key := tt.key
-		if key == "" {
-			key = tt.name
+	for i, s := range series {
+		after, err := s.read()
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
 		}
-		if got := metricValue(t, tt.name, tt.labels) - before[key]; got != tt.want {
-			t.Errorf("%s%v grew by %g, want %g", tt.name, tt.labels, got, tt.want)
+		if got := after - before[i]; got != s.want {
+			t.Errorf("%s grew by %g, want %g", s.name, got, s.want)
 		}
 	}
 }
 
-// metricValue reads the series of the metric name with the given labels from
-// legacyregistry, the registry /metrics serves: a counter's or gauge's value, a
-// histogram's count of observations, 0 when no such series exists yet.
-func metricValue(t *testing.T, name string, labels map[string]string) float64 {
-	t.Helper()
-	families, err := legacyregistry.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatalf("gathering the metrics: %v", err)
+// queueCounter reads the counter name of the controller's queue from
+// legacyregistry, the registry /metrics serves.
+func queueCounter(name string) func() (float64, error) {
+	return func() (float64, error) {
+		values, err := testutil.GetCounterValuesFromGatherer(legacyregistry.DefaultGatherer, name, nil, "name")
+		return values[ControllerName], err
 	}
-	for _, family := range families {
-		if family.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range family.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if want, ok := labels[l.GetName()]; ok && want != l.GetValue() {
-					continue series
-				}
-			}
-			switch {
-			case m.Counter != nil:
-				return m.GetCounter().GetValue()
-			case m.Gauge != nil:
-				return m.GetGauge().GetValue()
-			case m.Histogram != nil:
-				return float64(m.GetHistogram().GetSampleCount())
-			}
-		}
+}
+
+// queueObservations reads how many observations the histogram name of the
+// controller's queue holds in legacyregistry.
+func queueObservations(name string) func() (float64, error) {
+	return func() (float64, error) {
+		vec, err := testutil.GetHistogramVecFromGatherer(legacyregistry.DefaultGatherer, name, map[string]string{"name": ControllerName})
+		return float64(vec.GetAggregatedSampleCount()), err
 	}
-	return 0
+}
+
+// queueDepthIs compares workqueue_depth of the controller's queue, as
+// legacyregistry serves it, with want; the error shows the difference.
+func queueDepthIs(want int) error {
+	return testutil.GatherAndCompare(legacyregistry.DefaultGatherer, strings.NewReader(fmt.Sprintf(`
+# HELP workqueue_depth [BETA] Current depth of workqueue
+# TYPE workqueue_depth gauge
+workqueue_depth{name=%q} %d
+`, ControllerName, want)), "workqueue_depth")
 }
 
 // testMaxRetryDelay stands in for --max-retry-delay (30 s) in these tests.

@@ -94,8 +94,9 @@ type managedReconciler interface {
 }
 
 // reconcilers maps each --reconciler value to the Reconciler it runs, and is the
-// one place that names them: the flag check accepts exactly these keys and run
-// sets up the chosen one. To try your own, add an entry here.
+// one place that names them: the flag check (options.validate) accepts exactly
+// these keys and setupReconciler sets up the chosen one. To try your own, add an
+// entry here.
 var reconcilers = map[string]func(reconcilerDeps) managedReconciler{
 	"reference": func(d reconcilerDeps) managedReconciler {
 		return &controller.GuestbookReconciler{
@@ -140,119 +141,172 @@ func main() {
 	}
 }
 
-// run parses the flags, builds the manager and runs it until SIGTERM/SIGINT.
-// The flags the kit adds to kubebuilder's are --reconciler, --workers, --max-retry-delay,
+// options are the command-line flags (parseFlags says what each means). The
+// names are those of kubebuilder's scaffold where it has the flag; the kit adds
+// --reconciler, --list-reconcilers, --workers, --max-retry-delay,
 // --enable-webhooks, --operator-namespace, the Lease's place and timings
 // --leader-elect-resource-namespace/-resource-name and
 // --leader-elect-lease-duration/-renew-deadline/-retry-period, and
 // --kube-api-qps/-burst: the same names, with the same meaning, as in the other
 // two tiers (and, for leader election, as in kube-controller-manager).
-//
-//nolint:gocyclo
+type options struct {
+	metricsAddr                                      string
+	metricsCertPath, metricsCertName, metricsCertKey string
+	webhookCertPath, webhookCertName, webhookCertKey string
+	webhookPort                                      int
+	enableLeaderElection                             bool
+	leaderElectionNamespace, leaderElectionName      string
+	leaseDuration, renewDeadline, retryPeriod        time.Duration
+	probeAddr                                        string
+	secureMetrics                                    bool
+	enableHTTP2                                      bool
+	enableWebhooks                                   bool
+	workers                                          int
+	maxRetryDelay                                    time.Duration
+	reconcilerName                                   string
+	listReconcilers                                  bool
+	operatorNamespace                                string
+	qps                                              float64
+	burst                                            int
+	// zap holds the logger's flags (--zap-log-level, --zap-devel, ...).
+	zap zap.Options
+}
+
+// run parses the flags, builds the manager with the chosen Reconciler and the
+// webhooks, and runs it until SIGTERM/SIGINT.
 func run() error {
-	var metricsAddr string
-	var metricsCertPath, metricsCertName, metricsCertKey string
-	var webhookCertPath, webhookCertName, webhookCertKey string
-	var webhookPort int
-	var enableLeaderElection bool
-	var leaderElectionNamespace, leaderElectionName string
-	var workers int
-	var maxRetryDelay time.Duration
-	var leaseDuration, renewDeadline, retryPeriod time.Duration
-	var probeAddr string
-	var secureMetrics bool
-	var enableHTTP2 bool
-	var enableWebhooks bool
-	var reconcilerName string
-	var listReconcilers bool
-	var operatorNamespace string
-	var qps float64
-	var burst int
-	var tlsOpts []func(*tls.Config)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
-		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to "+
-		"(0 disables it).")
-	flag.BoolVar(&enableLeaderElection, "leader-elect", false,
-		"Enable leader election for controller manager. "+
-			"Enabling this will ensure there is only one active controller manager. "+
-			"config/manager/manager.yaml turns it on in-cluster.")
-	flag.StringVar(&leaderElectionNamespace, "leader-elect-resource-namespace", "",
-		"The namespace of the leader election Lease. Empty: the Pod's namespace in-cluster, else $POD_NAMESPACE, else default (as in sample-controller).")
-	flag.StringVar(&leaderElectionName, "leader-elect-resource-name", "90d9e30a.controller-kit.dev",
-		"The name of the leader election Lease (kubebuilder's LeaderElectionID).")
-	flag.IntVar(&workers, "workers", 4,
-		"How many Guestbooks are reconciled in parallel (controller-runtime's MaxConcurrentReconciles; one Guestbook is never reconciled by two workers at once).")
-	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", 15*time.Second,
-		"How long other replicas wait after the leader's last renewal before taking over.")
-	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
-		"How long the leader keeps retrying a renewal before it gives up leadership (and exits).")
-	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 2*time.Second,
-		"How often replicas try to take or renew the Lease.")
-	flag.BoolVar(&secureMetrics, "metrics-secure", true,
-		"If set, the metrics endpoint is served securely via HTTPS. Use --metrics-secure=false to use HTTP instead.")
-	flag.StringVar(&webhookCertPath, "webhook-cert-path", "", "The directory that contains the webhook certificate.")
-	flag.StringVar(&webhookCertName, "webhook-cert-name", "tls.crt", "The name of the webhook certificate file.")
-	flag.StringVar(&webhookCertKey, "webhook-cert-key", "tls.key", "The name of the webhook key file.")
-	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port the webhook server listens on.")
-	flag.StringVar(&metricsCertPath, "metrics-cert-path", "",
-		"The directory that contains the metrics server certificate.")
-	flag.StringVar(&metricsCertName, "metrics-cert-name", "tls.crt", "The name of the metrics server certificate file.")
-	flag.StringVar(&metricsCertKey, "metrics-cert-key", "tls.key", "The name of the metrics server key file.")
-	flag.BoolVar(&enableHTTP2, "enable-http2", false,
-		"If set, HTTP/2 will be enabled for the metrics and webhook servers")
-	flag.BoolVar(&enableWebhooks, "enable-webhooks", envBool("ENABLE_WEBHOOKS", true),
-		"Serve the defaulting and validating webhooks (needs a serving certificate). "+
-			"Defaults to $ENABLE_WEBHOOKS, else true; make run turns them off.")
-	flag.DurationVar(&maxRetryDelay, "max-retry-delay", controller.DefaultMaxRetryDelay,
-		"The longest wait between two retries of a failed Guestbook (the backoff starts at 5ms and doubles): the end of an outage is noticed within it. From 1s to 10m.")
-	flag.StringVar(&reconcilerName, "reconciler", "reference",
-		"The Reconciler to run: reference (the finished operator) or stub (logs only; the lesson's starting point); see reconcilers.")
-	flag.BoolVar(&listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them).")
-	flag.StringVar(&operatorNamespace, "operator-namespace", envOr("POD_NAMESPACE", "kubebuilder-guestbook-system"),
-		"The namespace of the directory ConfigMap "+controller.DirectoryName+". Defaults to $POD_NAMESPACE.")
-	flag.Float64Var(&qps, "kube-api-qps", 200, "Queries per second the client may make to the API server.")
-	flag.IntVar(&burst, "kube-api-burst", 400, "Burst of queries the client may make to the API server.")
-	opts := zap.Options{
-		Development: true,
-	}
-	opts.BindFlags(flag.CommandLine)
-	flag.Parse()
-	if listReconcilers {
-		if err := reconcilerKnown(reconcilerName); err != nil {
+	o := parseFlags()
+	if o.listReconcilers {
+		if err := reconcilerKnown(o.reconcilerName); err != nil {
 			return err
 		}
 		fmt.Println(strings.Join(reconcilerNames(), "\n"))
 		return nil
 	}
 
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
 	// A setup error (a missing CRD, a bad flag) names its fix; the stack trace that
 	// the development logger adds to every error would only bury that message, so
 	// setupLog records stack traces for panics only.
-	setupLog = zap.New(zap.UseFlagOptions(&opts), zap.StacktraceLevel(zapcore.DPanicLevel)).WithName("setup")
+	setupLog = zap.New(zap.UseFlagOptions(&o.zap), zap.StacktraceLevel(zapcore.DPanicLevel)).WithName("setup")
 
-	if workers < 1 {
-		return fmt.Errorf("--workers=%d: need at least 1 worker, for example --workers=4", workers)
-	}
-	if err := checkMaxRetryDelay(maxRetryDelay); err != nil {
+	if err := o.validate(); err != nil {
 		return err
 	}
-	if err := reconcilerKnown(reconcilerName); err != nil {
+	mgr, directory, err := newManager(o)
+	if err != nil {
 		return err
 	}
-	if enableLeaderElection {
+	if err := setupReconciler(mgr, directory, o); err != nil {
+		return err
+	}
+	if o.enableWebhooks {
+		if err := webhookv1.SetupGuestbookWebhookWithManager(mgr); err != nil {
+			return fmt.Errorf("creating the Guestbook webhooks: %w", err)
+		}
+	} else {
+		setupLog.Info("Webhooks are off: the webhook server does not start; the CRD schema still validates")
+	}
+	// +kubebuilder:scaffold:builder
+
+	if err := addHealthChecks(mgr, o.enableWebhooks); err != nil {
+		return err
+	}
+
+	setupLog.Info("Starting manager")
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		return fmt.Errorf("running manager: %w", err)
+	}
+	return nil
+}
+
+// parseFlags binds the flags to an options and parses the command line
+// (flag.CommandLine, where controller-runtime registers --kubeconfig).
+func parseFlags() options {
+	var o options
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
+		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
+	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to "+
+		"(0 disables it).")
+	flag.BoolVar(&o.enableLeaderElection, "leader-elect", false,
+		"Enable leader election for controller manager. "+
+			"Enabling this will ensure there is only one active controller manager. "+
+			"config/manager/manager.yaml turns it on in-cluster.")
+	flag.StringVar(&o.leaderElectionNamespace, "leader-elect-resource-namespace", "",
+		"The namespace of the leader election Lease. Empty: the Pod's namespace in-cluster, else $POD_NAMESPACE, else default (as in sample-controller).")
+	flag.StringVar(&o.leaderElectionName, "leader-elect-resource-name", "90d9e30a.controller-kit.dev",
+		"The name of the leader election Lease (kubebuilder's LeaderElectionID).")
+	flag.IntVar(&o.workers, "workers", 4,
+		"How many Guestbooks are reconciled in parallel (controller-runtime's MaxConcurrentReconciles; one Guestbook is never reconciled by two workers at once).")
+	flag.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"How long other replicas wait after the leader's last renewal before taking over.")
+	flag.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"How long the leader keeps retrying a renewal before it gives up leadership (and exits).")
+	flag.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second,
+		"How often replicas try to take or renew the Lease.")
+	flag.BoolVar(&o.secureMetrics, "metrics-secure", true,
+		"If set, the metrics endpoint is served securely via HTTPS. Use --metrics-secure=false to use HTTP instead.")
+	flag.StringVar(&o.webhookCertPath, "webhook-cert-path", "", "The directory that contains the webhook certificate.")
+	flag.StringVar(&o.webhookCertName, "webhook-cert-name", "tls.crt", "The name of the webhook certificate file.")
+	flag.StringVar(&o.webhookCertKey, "webhook-cert-key", "tls.key", "The name of the webhook key file.")
+	flag.IntVar(&o.webhookPort, "webhook-port", 9443, "Port the webhook server listens on.")
+	flag.StringVar(&o.metricsCertPath, "metrics-cert-path", "",
+		"The directory that contains the metrics server certificate.")
+	flag.StringVar(&o.metricsCertName, "metrics-cert-name", "tls.crt", "The name of the metrics server certificate file.")
+	flag.StringVar(&o.metricsCertKey, "metrics-cert-key", "tls.key", "The name of the metrics server key file.")
+	flag.BoolVar(&o.enableHTTP2, "enable-http2", false,
+		"If set, HTTP/2 will be enabled for the metrics and webhook servers")
+	flag.BoolVar(&o.enableWebhooks, "enable-webhooks", envBool("ENABLE_WEBHOOKS", true),
+		"Serve the defaulting and validating webhooks (needs a serving certificate). "+
+			"Defaults to $ENABLE_WEBHOOKS, else true; make run turns them off.")
+	flag.DurationVar(&o.maxRetryDelay, "max-retry-delay", controller.DefaultMaxRetryDelay,
+		"The longest wait between two retries of a failed Guestbook (the backoff starts at 5ms and doubles): the end of an outage is noticed within it. From 1s to 10m.")
+	flag.StringVar(&o.reconcilerName, "reconciler", "reference",
+		"The Reconciler to run: reference (the finished operator) or stub (logs only; the lesson's starting point); see reconcilers.")
+	flag.BoolVar(&o.listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them).")
+	flag.StringVar(&o.operatorNamespace, "operator-namespace", envOr("POD_NAMESPACE", "kubebuilder-guestbook-system"),
+		"The namespace of the directory ConfigMap "+controller.DirectoryName+". Defaults to $POD_NAMESPACE.")
+	flag.Float64Var(&o.qps, "kube-api-qps", 200, "Queries per second the client may make to the API server.")
+	flag.IntVar(&o.burst, "kube-api-burst", 400, "Burst of queries the client may make to the API server.")
+	o.zap = zap.Options{
+		Development: true,
+	}
+	o.zap.BindFlags(flag.CommandLine)
+	flag.Parse()
+	return o
+}
+
+// validate returns an error naming the flag and a fix for a value that cannot
+// work, and fills in the Lease's namespace outside a Pod.
+func (o *options) validate() error {
+	if o.workers < 1 {
+		return fmt.Errorf("--workers=%d: need at least 1 worker, for example --workers=4", o.workers)
+	}
+	if err := checkMaxRetryDelay(o.maxRetryDelay); err != nil {
+		return err
+	}
+	if err := reconcilerKnown(o.reconcilerName); err != nil {
+		return err
+	}
+	if o.enableLeaderElection {
 		// In a Pod, controller-runtime puts the Lease in the Pod's namespace (read
 		// from this file); outside one it needs a namespace, which sample-controller
 		// finds the same way: $POD_NAMESPACE, else default.
-		if _, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); leaderElectionNamespace == "" && err != nil {
-			leaderElectionNamespace = envOr("POD_NAMESPACE", "default")
+		if _, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); o.leaderElectionNamespace == "" && err != nil {
+			o.leaderElectionNamespace = envOr("POD_NAMESPACE", "default")
 		}
-		if err := checkLeaseTimings(leaseDuration, renewDeadline, retryPeriod); err != nil {
+		if err := checkLeaseTimings(o.leaseDuration, o.renewDeadline, o.retryPeriod); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
+// newManager builds the manager from the flags, and the directory ConfigMap's
+// handle that its cache is told about; it fails, naming the fix, when the
+// Guestbook CRD is not installed.
+func newManager(o options) (ctrl.Manager, *controller.Directory, error) {
+	var tlsOpts []func(*tls.Config)
 	// if the enable-http2 flag is false (the default), http/2 should be disabled
 	// due to its vulnerabilities. More specifically, disabling http/2 will
 	// prevent from being vulnerable to the HTTP/2 Stream Cancellation and
@@ -264,23 +318,79 @@ func run() error {
 		c.NextProtos = []string{"http/1.1"}
 	}
 
-	if !enableHTTP2 {
+	if !o.enableHTTP2 {
 		tlsOpts = append(tlsOpts, disableHTTP2)
 	}
+	webhookServer := newWebhookServer(o, tlsOpts)
+	metricsServerOptions := newMetricsServerOptions(o, tlsOpts)
 
+	restConfig, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	// client-go's default 5 QPS / burst 10 would throttle a burst of Guestbooks.
+	restConfig.QPS, restConfig.Burst = float32(o.qps), o.burst
+	// Every request names the operator, as in the other tiers (the user agent
+	// then reads "manager/<version> (...) guestbook-operator").
+	rest.AddUserAgent(restConfig, controller.ControllerName)
+
+	// The directory ConfigMap the Reconciler keeps; the manager's cache holds
+	// that one ConfigMap and no other (Directory.CacheOptions).
+	directory := &controller.Directory{Key: types.NamespacedName{Namespace: o.operatorNamespace, Name: controller.DirectoryName}}
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                  scheme,
+		Cache:                   cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.ConfigMap{}: directory.CacheOptions()}},
+		Metrics:                 metricsServerOptions,
+		WebhookServer:           webhookServer,
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.enableLeaderElection,
+		LeaderElectionID:        o.leaderElectionName,
+		LeaderElectionNamespace: o.leaderElectionNamespace,
+		LeaseDuration:           &o.leaseDuration,
+		RenewDeadline:           &o.renewDeadline,
+		RetryPeriod:             &o.retryPeriod,
+		// The process exits as soon as the manager stops, so it can hand the
+		// Lease over at once instead of making the next leader wait it out.
+		LeaderElectionReleaseOnCancel: true,
+		// A cache that cannot sync at start (say, the CRD was deleted right after
+		// the check below) fails the manager within a bounded time instead of hanging.
+		// MaxConcurrentReconciles is --workers, for every controller of the manager.
+		Controller: config.Controller{CacheSyncTimeout: 2 * time.Minute, MaxConcurrentReconciles: o.workers},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating manager: %w", err)
+	}
+
+	// Fail fast, naming the fix, when the Guestbook CRD is missing.
+	if err := controller.RequireCRD(mgr.GetRESTMapper(), controller.GuestbookGVK,
+		"install it with 'make install' in kubebuilder-guestbook (or 'make run-guestbook' at the top folder) and start the operator again"); err != nil {
+		return nil, nil, err
+	}
+	return mgr, directory, nil
+}
+
+// newWebhookServer returns the webhook server: its port, TLS options and, with
+// --webhook-cert-path, its certificate files. It starts only if a webhook is
+// set up.
+func newWebhookServer(o options, tlsOpts []func(*tls.Config)) webhook.Server {
 	webhookServerOptions := webhook.Options{
 		TLSOpts: tlsOpts,
-		Port:    webhookPort,
+		Port:    o.webhookPort,
 	}
-	if len(webhookCertPath) > 0 {
+	if len(o.webhookCertPath) > 0 {
 		setupLog.Info("Initializing webhook certificate watcher using provided certificates",
-			"webhook-cert-path", webhookCertPath, "webhook-cert-name", webhookCertName, "webhook-cert-key", webhookCertKey)
+			"webhook-cert-path", o.webhookCertPath, "webhook-cert-name", o.webhookCertName, "webhook-cert-key", o.webhookCertKey)
 
-		webhookServerOptions.CertDir = webhookCertPath
-		webhookServerOptions.CertName = webhookCertName
-		webhookServerOptions.KeyName = webhookCertKey
+		webhookServerOptions.CertDir = o.webhookCertPath
+		webhookServerOptions.CertName = o.webhookCertName
+		webhookServerOptions.KeyName = o.webhookCertKey
 	}
+	return webhook.NewServer(webhookServerOptions)
+}
 
+// newMetricsServerOptions returns the metrics endpoint's address, security and
+// handlers; it also turns on the client's latency metrics the endpoint serves.
+func newMetricsServerOptions(o options, tlsOpts []func(*tls.Config)) metricsserver.Options {
 	// The metrics endpoint is enabled in config/default/kustomization.yaml. With
 	// --metrics-secure (the default) it serves HTTPS and only answers callers the
 	// API server authenticates and authorizes (config/rbac/metrics_reader_role.yaml).
@@ -295,8 +405,8 @@ func run() error {
 	// the other tiers, /debug/pprof/ beside /metrics (behind the same filter).
 	metrics.RegisterRESTClientMetrics(metrics.MetricRequestLatency, metrics.MetricRateLimiterLatency)
 	metricsServerOptions := metricsserver.Options{
-		BindAddress:   metricsAddr,
-		SecureServing: secureMetrics,
+		BindAddress:   o.metricsAddr,
+		SecureServing: o.secureMetrics,
 		TLSOpts:       tlsOpts,
 		ExtraHandlers: map[string]http.Handler{
 			"/debug/pprof/":        http.HandlerFunc(httppprof.Index), // the index, and /debug/pprof/<name> for each profile
@@ -306,89 +416,47 @@ func run() error {
 			"/debug/pprof/trace":   http.HandlerFunc(httppprof.Trace),
 		},
 	}
-	if secureMetrics {
+	if o.secureMetrics {
 		metricsServerOptions.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
 	// Without --metrics-cert-path controller-runtime generates a self-signed
 	// certificate for the metrics server: fine for development, not for
 	// production (config/default/kustomization.yaml shows the cert-manager way).
-	if len(metricsCertPath) > 0 {
+	if len(o.metricsCertPath) > 0 {
 		setupLog.Info("Initializing metrics certificate watcher using provided certificates",
-			"metrics-cert-path", metricsCertPath, "metrics-cert-name", metricsCertName, "metrics-cert-key", metricsCertKey)
+			"metrics-cert-path", o.metricsCertPath, "metrics-cert-name", o.metricsCertName, "metrics-cert-key", o.metricsCertKey)
 
-		metricsServerOptions.CertDir = metricsCertPath
-		metricsServerOptions.CertName = metricsCertName
-		metricsServerOptions.KeyName = metricsCertKey
+		metricsServerOptions.CertDir = o.metricsCertPath
+		metricsServerOptions.CertName = o.metricsCertName
+		metricsServerOptions.KeyName = o.metricsCertKey
 	}
+	return metricsServerOptions
+}
 
-	restConfig, err := ctrl.GetConfig()
-	if err != nil {
-		return fmt.Errorf("loading kubeconfig: %w", err)
-	}
-	// client-go's default 5 QPS / burst 10 would throttle a burst of Guestbooks.
-	restConfig.QPS, restConfig.Burst = float32(qps), burst
-	// Every request names the operator, as in the other tiers (the user agent
-	// then reads "manager/<version> (...) guestbook-operator").
-	rest.AddUserAgent(restConfig, controller.ControllerName)
-
-	// The directory ConfigMap the Reconciler keeps; the manager's cache holds
-	// that one ConfigMap and no other (Directory.CacheOptions).
-	directory := &controller.Directory{Key: types.NamespacedName{Namespace: operatorNamespace, Name: controller.DirectoryName}}
-	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
-		Scheme:                  scheme,
-		Cache:                   cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.ConfigMap{}: directory.CacheOptions()}},
-		Metrics:                 metricsServerOptions,
-		WebhookServer:           webhook.NewServer(webhookServerOptions),
-		HealthProbeBindAddress:  probeAddr,
-		LeaderElection:          enableLeaderElection,
-		LeaderElectionID:        leaderElectionName,
-		LeaderElectionNamespace: leaderElectionNamespace,
-		LeaseDuration:           &leaseDuration,
-		RenewDeadline:           &renewDeadline,
-		RetryPeriod:             &retryPeriod,
-		// The process exits as soon as the manager stops, so it can hand the
-		// Lease over at once instead of making the next leader wait it out.
-		LeaderElectionReleaseOnCancel: true,
-		// A cache that cannot sync at start (say, the CRD was deleted right after
-		// the check below) fails the manager within a bounded time instead of hanging.
-		// MaxConcurrentReconciles is --workers, for every controller of the manager.
-		Controller: config.Controller{CacheSyncTimeout: 2 * time.Minute, MaxConcurrentReconciles: workers},
-	})
-	if err != nil {
-		return fmt.Errorf("creating manager: %w", err)
-	}
-
-	// Fail fast, naming the fix, when the Guestbook CRD is missing.
-	if err := controller.RequireCRD(mgr.GetRESTMapper(), controller.GuestbookGVK,
-		"install it with 'make install' in kubebuilder-guestbook (or 'make run-guestbook' at the top folder) and start the operator again"); err != nil {
-		return err
-	}
-
+// setupReconciler sets up the Reconciler --reconciler names with the manager,
+// writing through a client that owns its fields as controller.ControllerName.
+func setupReconciler(mgr ctrl.Manager, directory *controller.Directory, o options) error {
 	writer := client.WithFieldOwner(mgr.GetClient(), controller.ControllerName)
 	directory.Client, directory.Reader = writer, mgr.GetAPIReader()
-	r := reconcilers[reconcilerName](reconcilerDeps{
+	r := reconcilers[o.reconcilerName](reconcilerDeps{
 		client:        writer,
 		scheme:        mgr.GetScheme(),
 		recorder:      mgr.GetEventRecorder(controller.ControllerName),
 		directory:     directory,
-		maxRetryDelay: maxRetryDelay,
+		maxRetryDelay: o.maxRetryDelay,
 	})
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("creating the guestbook controller: %w", err)
 	}
-	setupLog.Info("Guestbook controller set up", "reconciler", reconcilerName, "workers", workers, "maxRetryDelay", maxRetryDelay,
+	setupLog.Info("Guestbook controller set up", "reconciler", o.reconcilerName, "workers", o.workers, "maxRetryDelay", o.maxRetryDelay,
 		"directory", directory.Key)
+	return nil
+}
 
-	if enableWebhooks {
-		if err := webhookv1.SetupGuestbookWebhookWithManager(mgr); err != nil {
-			return fmt.Errorf("creating the Guestbook webhooks: %w", err)
-		}
-	} else {
-		setupLog.Info("Webhooks are off: the webhook server does not start; the CRD schema still validates")
-	}
-	// +kubebuilder:scaffold:builder
-
+// addHealthChecks adds /healthz, and /readyz, which waits for the webhook
+// server when the webhooks are on.
+func addHealthChecks(mgr ctrl.Manager, enableWebhooks bool) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("setting up the health check: %w", err)
 	}
@@ -398,11 +466,6 @@ func run() error {
 	}
 	if err := mgr.AddReadyzCheck("readyz", readyCheck); err != nil {
 		return fmt.Errorf("setting up the ready check: %w", err)
-	}
-
-	setupLog.Info("Starting manager")
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
-		return fmt.Errorf("running manager: %w", err)
 	}
 	return nil
 }

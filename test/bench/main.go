@@ -12,6 +12,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -41,6 +42,9 @@ type options struct {
 	// oneCluster is -one-cluster: every scenario on one cluster (make test's
 	// smoke run), its namespaces deleted between scenarios.
 	oneCluster bool
+	// lastOnCluster is set, with -one-cluster, for the run's last scenario:
+	// its namespaces are left to the cluster's deletion.
+	lastOnCluster bool
 	// scale is -scale: the Ns of `make bench-scale`, or "" for one burst per scenario.
 	scale       string
 	upstreamMax int
@@ -67,7 +71,8 @@ func main() {
 	flag.StringVar(&o.scenarios, "scenarios", "ours,upstream,ours-upstream-settings,floor,guestbook", "Comma-separated scenarios to run.")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "Upper bound on one scenario's burst; past it the run fails.")
 	flag.StringVar(&benchCluster, "cluster", benchCluster, "Name of the local cluster each scenario creates afresh (and deletes): one no one else uses.")
-	flag.BoolVar(&o.oneCluster, "one-cluster", false, "Run every scenario on one cluster, created once, deleting the scenario's namespaces between scenarios: "+
+	flag.BoolVar(&o.oneCluster, "one-cluster", false, "Run every scenario on one cluster, created once while the controllers build, deleting the scenario's namespaces between scenarios, "+
+		"with shorter pauses before the idle window and before the audit log is read: "+
 		"a smoke run that the harness still drives each scenario (make test), whose figures are not comparable with fresh clusters'.")
 	flag.StringVar(&o.out, "out", "", "Folder for logs, results.json and converged.png (default: <repo>/_output/bench, or <repo>/_output/bench-scale with -scale).")
 	flag.StringVar(&o.scale, "scale", "", "Comma-separated Ns, such as 100,1000,5000,10000: run every scenario at each N instead (make bench-scale), "+
@@ -114,9 +119,9 @@ func run(o options) error {
 		return runScale(o)
 	}
 
-	all, err := scenarios(o)
-	if err != nil {
-		return err
+	names := strings.Split(o.scenarios, ",")
+	for i, name := range names {
+		names[i] = strings.TrimSpace(name)
 	}
 	if o.oneCluster {
 		defer func() {
@@ -125,52 +130,109 @@ func run(o options) error {
 			}
 		}()
 	}
+	all, err := prepare(o, names)
+	if err != nil {
+		return err
+	}
 	var results []result
-	for _, name := range strings.Split(o.scenarios, ",") {
-		run, ok := all[strings.TrimSpace(name)]
-		if !ok {
-			return fmt.Errorf("-scenarios: unknown scenario %q (known: ours, upstream, ours-upstream-settings, floor, guestbook)", name)
+	for i, name := range names {
+		r, err := runScenario(o, all, name, i == len(names)-1)
+		if err != nil {
+			return err
 		}
-		n := o.n
-		if name == "guestbook" {
-			n = max(1, o.n/10)
-		}
-		var runs []result
-		for i := range o.repeat {
-			fmt.Fprintf(os.Stderr, ">> %s: run %d/%d, %d objects, on a fresh local cluster\n", name, i+1, o.repeat, n)
-			r, err := run(n)
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			fmt.Fprintf(os.Stderr, "   Deployments exist after %.1fs, converged after %.1fs\n", r.DeploymentsExist, r.Converged)
-			runs = append(runs, r)
-		}
-		results = append(results, median(runs))
+		results = append(results, r)
 	}
 	table := markdown(o, results)
 	fmt.Print(table)
 	return writeOutputs(o.out, results)
 }
 
-// scenarios builds the binaries under test and returns each scenario by name.
-func scenarios(o options) (map[string]func(n int) (result, error), error) {
-	bin := filepath.Join(o.out, "bin")
-	fmt.Fprintln(os.Stderr, ">> building the controllers under test")
-	builds := []struct{ dir, out, pkg string }{
-		{filepath.Join(o.root, "sample-controller"), filepath.Join(bin, "sample-controller"), "."},
-		{filepath.Join(o.root, "kubebuilder-guestbook"), filepath.Join(bin, "guestbook-manager"), "./cmd"},
-		// Upstream builds in this module (GOWORK=off), with client-go at v0.37.2.
-		{filepath.Join(o.root, "test", "bench"), filepath.Join(bin, "upstream-sample-controller"), "k8s.io/sample-controller"},
+// prepare checks the scenarios' names and builds their binaries; with
+// -one-cluster it creates the run's one cluster meanwhile, with as many kwok
+// nodes as the largest scenario needs.
+func prepare(o options, names []string) (map[string]scenarioFunc, error) {
+	for _, name := range names {
+		if !slices.Contains(scenarioNames, name) {
+			return nil, fmt.Errorf("-scenarios: unknown scenario %q (known: %s)", name, strings.Join(scenarioNames, ", "))
+		}
 	}
-	for _, b := range builds {
-		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
-		cmd.Dir = b.dir
-		if strings.HasSuffix(b.dir, "bench") {
-			cmd.Env = append(os.Environ(), "GOWORK=off")
+	clusterDone := make(chan error, 1)
+	if o.oneCluster {
+		nodes := 0
+		for _, name := range names {
+			nodes = max(nodes, nodesFor(objectsOf(name, o.n)*podsPer(name)))
 		}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("go build %s in %s: %w\n%s", b.pkg, b.dir, err, out)
+		say := phases("cluster", nodes)
+		say("creating the run's one local cluster with %d kwok nodes (-one-cluster), while the binaries build", nodes)
+		go func() {
+			c, err := startCluster(o.root, nodes)
+			shared = c
+			say("the run's one cluster is up")
+			clusterDone <- err
+		}()
+	} else {
+		clusterDone <- nil
+	}
+	all, err := scenarios(o)
+	if clusterErr := <-clusterDone; err == nil {
+		err = clusterErr
+	}
+	return all, err
+}
+
+// runScenario runs the scenario name o.repeat times and returns the run with
+// the median burst time; last says it is the run's last scenario.
+func runScenario(o options, all map[string]scenarioFunc, name string, last bool) (result, error) {
+	o.lastOnCluster = o.oneCluster && last
+	n := objectsOf(name, o.n)
+	began := time.Now()
+	var runs []result
+	for i := range o.repeat {
+		where := "on a fresh local cluster"
+		if o.oneCluster {
+			where = "on the run's one cluster"
 		}
+		fmt.Fprintf(os.Stderr, ">> %s: run %d/%d, %d objects, %s\n", name, i+1, o.repeat, n, where)
+		r, err := all[name](o, n)
+		if err != nil {
+			return r, fmt.Errorf("%s: %w", name, err)
+		}
+		fmt.Fprintf(os.Stderr, "   Deployments exist after %.1fs, converged after %.1fs\n", r.DeploymentsExist, r.Converged)
+		runs = append(runs, r)
+	}
+	fmt.Fprintf(os.Stderr, "   %s took %.1fs\n", name, time.Since(began).Seconds())
+	return median(runs), nil
+}
+
+// scenarioNames are the scenarios a run may name, in the order of the table.
+var scenarioNames = []string{"ours", "upstream", "ours-upstream-settings", "floor", "guestbook"}
+
+// scenarioFunc runs one scenario with n objects.
+type scenarioFunc func(o options, n int) (result, error)
+
+// objectsOf is how many objects scenario name creates for a burst of n: the
+// guestbook scenario creates n/10 Guestbooks (at least one), each with three
+// Deployments.
+func objectsOf(name string, n int) int {
+	if name == "guestbook" {
+		return max(1, n/10)
+	}
+	return n
+}
+
+// podsPer is how many Pods one object of scenario name ends up with.
+func podsPer(name string) int {
+	if name == "guestbook" {
+		return 5
+	}
+	return 1
+}
+
+// scenarios builds the binaries under test and returns each scenario by name.
+func scenarios(o options) (map[string]scenarioFunc, error) {
+	bin := filepath.Join(o.out, "bin")
+	if err := buildControllers(o.root, bin); err != nil {
+		return nil, err
 	}
 	upstreamDir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "k8s.io/sample-controller").Output()
 	if err != nil {
@@ -224,13 +286,43 @@ func scenarios(o options) (map[string]func(n int) (result, error), error) {
 		},
 		deploymentsPer: 3, ready: conditionTrue("Available"), podsPer: 5,
 	}
-	return map[string]func(int) (result, error){
-		"ours":                   func(n int) (result, error) { return ours.run(o, n) },
-		"ours-upstream-settings": func(n int) (result, error) { return upstreamLike.run(o, n) },
-		"upstream":               func(n int) (result, error) { return upstream.run(o, n) },
-		"floor":                  func(n int) (result, error) { return runFloor(o, n) },
-		"guestbook":              func(n int) (result, error) { return guestbook.run(o, n) },
+	return map[string]scenarioFunc{
+		"ours":                   ours.run,
+		"ours-upstream-settings": upstreamLike.run,
+		"upstream":               upstream.run,
+		"floor":                  runFloor,
+		"guestbook":              guestbook.run,
 	}, nil
+}
+
+// buildControllers builds the three controllers under test into bin, at once.
+// `go build -o` leaves a binary that is up to date as it is, so a run with no
+// source changed links nothing.
+func buildControllers(root, bin string) error {
+	say := phases("build", 3)
+	say("building the controllers under test")
+	builds := []struct{ dir, out, pkg string }{
+		{filepath.Join(root, "sample-controller"), filepath.Join(bin, "sample-controller"), "."},
+		{filepath.Join(root, "kubebuilder-guestbook"), filepath.Join(bin, "guestbook-manager"), "./cmd"},
+		// Upstream builds in this module (GOWORK=off), with client-go at v0.37.2.
+		{filepath.Join(root, "test", "bench"), filepath.Join(bin, "upstream-sample-controller"), "k8s.io/sample-controller"},
+	}
+	err := kittest.ForEach(context.Background(), len(builds), len(builds), func(_ context.Context, i int) error {
+		b := builds[i]
+		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
+		cmd.Dir = b.dir
+		if strings.HasSuffix(b.dir, "bench") {
+			cmd.Env = append(os.Environ(), "GOWORK=off")
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s in %s: %w\n%s", b.pkg, b.dir, err, out)
+		}
+		return nil
+	})
+	if err == nil {
+		say("built")
+	}
+	return err
 }
 
 // conditionTrue reports whether an object's status has the named condition True.

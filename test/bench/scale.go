@@ -61,13 +61,10 @@ func runScale(o options) error {
 	begin := time.Now()
 	var steps []scaleStep
 	for i, j := range jobs {
-		objects := j.n
-		if j.name == "guestbook" {
-			objects = max(1, j.n/10)
-		}
+		objects := objectsOf(j.name, j.n)
 		fmt.Fprintf(os.Stderr, ">> bench-scale step %d/%d: %s at N=%d (%d objects); %s elapsed\n",
 			i+1, len(jobs), j.name, j.n, objects, time.Since(begin).Round(time.Second))
-		r, err := all[j.name](objects)
+		r, err := all[j.name](o, objects)
 		if err != nil {
 			return fmt.Errorf("%s at N=%d: %w", j.name, j.n, err)
 		}
@@ -177,6 +174,14 @@ func scaleMarkdown(o options, steps []scaleStep, wall time.Duration) string {
 				n, ours.DeploymentsExist/floor.DeploymentsExist, ours.Converged/floor.Converged)
 		}
 	}
+	writeFits(&b, steps)
+	writeCacheCosts(&b, steps)
+	return b.String()
+}
+
+// writeFits writes, per scenario run at two Ns or more, the fitted growth of
+// its times and peak RSS.
+func writeFits(b *strings.Builder, steps []scaleStep) {
 	b.WriteString("\nFitted growth (least squares over the Ns above; exponent: slope of log time against log N, 1 is linear):\n\n")
 	for _, name := range []string{"ours", "floor", "upstream", "ours-upstream-settings", "guestbook"} {
 		var objects, exist, converged, rss []float64
@@ -197,14 +202,19 @@ func scaleMarkdown(o options, steps []scaleStep, wall time.Duration) string {
 		}
 		se, _ := fitLine(objects, exist)
 		sc, _ := fitLine(objects, converged)
-		fmt.Fprintf(&b, "- %s: Deployments exist %+.1f s per 1,000 %s (exponent %.2f), converged %+.1f s per 1,000 (exponent %.2f)",
+		fmt.Fprintf(b, "- %s: Deployments exist %+.1f s per 1,000 %s (exponent %.2f), converged %+.1f s per 1,000 (exponent %.2f)",
 			name, se*1000, unit, logSlope(objects, exist), sc*1000, logSlope(objects, converged))
 		if rss[0] > 0 {
 			sr, _ := fitLine(objects, rss)
-			fmt.Fprintf(&b, "; peak RSS %+.1f KiB per %s", sr/1024, strings.TrimSuffix(unit, "s"))
+			fmt.Fprintf(b, "; peak RSS %+.1f KiB per %s", sr/1024, strings.TrimSuffix(unit, "s"))
 		}
 		b.WriteString("\n")
 	}
+}
+
+// writeCacheCosts writes the table of what one Deployment costs in an
+// informer's cache, for the steps that measured it.
+func writeCacheCosts(b *strings.Builder, steps []scaleStep) {
 	var costs []scaleStep
 	for _, s := range steps {
 		if s.CacheCost != nil {
@@ -217,10 +227,9 @@ func scaleMarkdown(o options, steps []scaleStep, wall time.Duration) string {
 			"|---:|---:|---:|---:|---:|\n")
 		for _, s := range costs {
 			c := s.CacheCost
-			fmt.Fprintf(&b, "| %d | %.0f B | %.0f B | %.0f B | %.0f B |\n", c.Objects, c.Full, c.NoManagedFields, c.MetadataOnly, c.MetadataNoManaged)
+			fmt.Fprintf(b, "| %d | %.0f B | %.0f B | %.0f B | %.0f B |\n", c.Objects, c.Full, c.NoManagedFields, c.MetadataOnly, c.MetadataNoManaged)
 		}
 	}
-	return b.String()
 }
 
 // total is every write counted.

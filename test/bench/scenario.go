@@ -29,8 +29,12 @@ const (
 	warmupNamespace = "warmup"
 	// createWorkers is how many goroutines create the burst's objects.
 	createWorkers = 32
-	// settle is the pause between convergence and the idle window.
-	settle = 2 * time.Second
+	// settle is the pause between convergence and the idle window, and
+	// auditLag the one before the audit log is read (settleSmoke and
+	// auditLagSmoke on a -one-cluster smoke run, whose figures are not
+	// compared).
+	settle, settleSmoke     = 2 * time.Second, 500 * time.Millisecond
+	auditLag, auditLagSmoke = 2 * time.Second, 500 * time.Millisecond
 	// stopTimeout is how long a controller has to exit after SIGTERM before SIGKILL.
 	stopTimeout = 10 * time.Second
 	// depthSampling is how often the burst scrapes the controller's /metrics for
@@ -162,155 +166,247 @@ type controllerScenario struct {
 }
 
 // run creates a fresh cluster, starts the controller, proves it works on one
-// warm-up object, then times a burst of n objects and counts writes in the idle window.
+// warm-up object, then times a burst of n objects and counts writes in the idle
+// window: the steps of a scenarioRun, in order.
 func (s controllerScenario) run(o options, n int) (result, error) {
-	res := result{Scenario: s.name, Objects: n, Nodes: nodesFor(n * s.podsPer)}
-	say := phases(s.name, n)
-	c, release, err := clusterFor(o, res.Nodes, say)
+	r := &scenarioRun{controllerScenario: s, o: o, say: phases(s.name, n),
+		res: result{Scenario: s.name, Objects: n, Nodes: nodesFor(n * s.podsPer)}}
+	c, release, err := clusterFor(o, r.res.Nodes, r.say)
 	if err != nil {
-		return res, err
+		return r.res, err
 	}
+	r.c = c
 	if !o.oneCluster {
 		defer release()
 	}
-	if err := c.installCRD(s.crdPath, s.crdName); err != nil {
-		return res, err
-	}
-	for _, ns := range []string{benchNamespace, warmupNamespace} {
-		if err := c.kubectl("create", "namespace", ns); err != nil {
-			return res, err
-		}
-	}
-
-	deployments := newTracker(n * s.deploymentsPer)
-	ready := newTracker(n)
 	ctx, cancel := waitCtx(o.timeout)
 	defer cancel()
-	watchDeployments(ctx, c, deployments, nil)
-	dynInformers := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.dyn, 0, benchNamespace, nil)
-	_, _ = dynInformers.ForResource(s.gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { markReady(ready, s.ready, obj) },
-		UpdateFunc: func(_, obj any) { markReady(ready, s.ready, obj) },
+	if err := r.prepare(ctx); err != nil {
+		return r.res, err
+	}
+	if err := r.startController(ctx); err != nil {
+		return r.res, err
+	}
+	defer func() { _, _ = r.proc.Stop(stopTimeout) }()
+	if o.oneCluster {
+		// Before the controller stops (deferred calls run last first; and
+		// in stopController, before the stop that reads its usage): it
+		// removes its finalizers while its objects are deleted.
+		defer release()
+	}
+	if err := r.burst(ctx); err != nil {
+		return r.res, err
+	}
+	r.idle()
+	if err := r.stopController(release); err != nil {
+		return r.res, err
+	}
+	if o.scale != "" && s.name == "ours" {
+		r.say("measuring what a cached Deployment costs, four ways")
+		cost, err := measureCacheCost(ctx, c)
+		if err != nil {
+			return r.res, err
+		}
+		r.res.CacheCost = &cost
+	}
+	return r.res, r.countWrites()
+}
+
+// scenarioRun is one run of a controllerScenario: the cluster it runs on, the
+// controller's process, and the result its steps fill in.
+type scenarioRun struct {
+	controllerScenario
+	o   options
+	say func(format string, args ...any)
+	c   *cluster
+	res result
+
+	// deployments marks each Deployment of the burst when it first exists,
+	// ready each object when it first reports ready.
+	deployments, ready *tracker
+	proc               *kittest.Process
+	// metricsURL is the controller's /metrics, "" for one without.
+	metricsURL string
+	// start is the burst's first create; convergedAt when its last object
+	// was ready; idleStart and idleEnd bound the idle window.
+	start, convergedAt, idleStart, idleEnd time.Time
+}
+
+// prepare installs the CRD, creates the bench and warm-up namespaces, and
+// starts the informers that mark when each Deployment of the burst exists and
+// each object is ready.
+func (r *scenarioRun) prepare(ctx context.Context) error {
+	if err := r.c.installCRD(r.crdPath, r.crdName); err != nil {
+		return err
+	}
+	if err := r.c.createNamespaces(ctx, benchNamespace, warmupNamespace); err != nil {
+		return err
+	}
+	r.deployments = newTracker(r.res.Objects * r.deploymentsPer)
+	r.ready = newTracker(r.res.Objects)
+	watchDeployments(ctx, r.c, r.deployments, nil)
+	dynInformers := dynamicinformer.NewFilteredDynamicSharedInformerFactory(r.c.dyn, 0, benchNamespace, nil)
+	_, _ = dynInformers.ForResource(r.gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { markReady(r.ready, r.controllerScenario.ready, obj) },
+		UpdateFunc: func(_, obj any) { markReady(r.ready, r.controllerScenario.ready, obj) },
 	})
 	dynInformers.Start(ctx.Done())
 	dynInformers.WaitForCacheSync(ctx.Done())
+	return nil
+}
 
-	args := s.args(c.kubeconfig)
-	var metricsURL string
-	if s.metricsArgs != nil {
+// startController starts the controller, serving its /metrics on a free
+// address when it has them, and waits until it has reconciled one warm-up
+// object.
+func (r *scenarioRun) startController(ctx context.Context) error {
+	args := r.args(r.c.kubeconfig)
+	if r.metricsArgs != nil {
 		addr, err := kittest.FreeAddressE()
 		if err != nil {
-			return res, err
+			return err
 		}
-		metricsURL = "http://" + addr + "/metrics"
-		args = append(args, s.metricsArgs(addr)...)
+		r.metricsURL = "http://" + addr + "/metrics"
+		args = append(args, r.metricsArgs(addr)...)
 	}
-	say("starting %s and waiting for it to reconcile one warm-up object", s.name)
-	proc, err := kittest.Start(s.name, filepath.Join(o.out, s.name+".log"), s.bin, args...)
+	r.say("starting %s and waiting for it to reconcile one warm-up object", r.name)
+	proc, err := kittest.Start(r.name, filepath.Join(r.o.out, r.name+".log"), r.bin, args...)
 	if err != nil {
-		return res, err
+		return err
 	}
-	defer func() { _, _ = proc.Stop(stopTimeout) }()
-	if o.oneCluster {
-		// Before the controller stops (deferred calls run last first; and
-		// below, before the stop that reads its usage): it removes its
-		// finalizers while its objects are deleted.
-		defer release()
+	r.proc = proc
+	if err := warmUp(ctx, r.c, r.controllerScenario); err != nil {
+		return fmt.Errorf("%s did not reconcile the warm-up object (see %s.log): %w", r.name, r.name, err)
 	}
-	if err := warmUp(ctx, c, s); err != nil {
-		return res, fmt.Errorf("%s did not reconcile the warm-up object (see %s.log): %w", s.name, s.name, err)
-	}
+	return nil
+}
 
+// burst creates the objects at once and waits until every Deployment exists
+// and every object is ready, following the controller's /metrics meanwhile.
+func (r *scenarioRun) burst(ctx context.Context) error {
 	var watch *metricsWatch
-	if metricsURL != "" {
-		if watch, err = watchMetrics(ctx, metricsURL, s.queue); err != nil {
-			return res, fmt.Errorf("%s: %w", s.name, err)
+	if r.metricsURL != "" {
+		var err error
+		if watch, err = watchMetrics(ctx, r.metricsURL, r.queue); err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
 		}
 	}
-	say("burst: creating %d objects from %d goroutines", n, createWorkers)
-	start := time.Now()
-	deployments.begin(start)
-	ready.begin(start)
-	stopProgress := progress(say, start, counter{"Deployments", deployments}, counter{"converged", ready})
+	r.say("burst: creating %d objects from %d goroutines", r.res.Objects, createWorkers)
+	r.start = time.Now()
+	r.deployments.begin(r.start)
+	r.ready.begin(r.start)
+	stopProgress := progress(r.say, r.start, counter{"Deployments", r.deployments}, counter{"converged", r.ready})
 	defer stopProgress()
-	if err := kittest.ForEach(ctx, n, createWorkers, func(ctx context.Context, i int) error {
-		_, err := c.dyn.Resource(s.gvr).Namespace(benchNamespace).Create(ctx, s.newObject(benchNamespace, i), metav1.CreateOptions{})
+	if err := kittest.ForEach(ctx, r.res.Objects, createWorkers, func(ctx context.Context, i int) error {
+		_, err := r.c.dyn.Resource(r.gvr).Namespace(benchNamespace).Create(ctx, r.newObject(benchNamespace, i), metav1.CreateOptions{})
 		return err
 	}); err != nil {
-		return res, err
+		return err
 	}
-	if res.Timeline, err = deployments.wait(ctx, "Deployments"); err != nil {
-		return res, err
+	var err error
+	if r.res.Timeline, err = r.deployments.wait(ctx, "Deployments"); err != nil {
+		return err
 	}
-	res.DeploymentsExist = res.Timeline[len(res.Timeline)-1]
-	readyTimes, err := ready.wait(ctx, "converged objects")
+	r.res.DeploymentsExist = r.res.Timeline[len(r.res.Timeline)-1]
+	readyTimes, err := r.ready.wait(ctx, "converged objects")
 	if err != nil {
-		return res, err
+		return err
 	}
-	res.Converged = readyTimes[len(readyTimes)-1]
+	r.res.Converged = readyTimes[len(readyTimes)-1]
 	stopProgress()
-	convergedAt := start.Add(time.Duration(res.Converged * float64(time.Second)))
+	r.convergedAt = r.start.Add(time.Duration(r.res.Converged * float64(time.Second)))
 	if watch != nil {
-		if res.RateLimiterWaitSeconds, res.PeakQueueDepth, err = watch.stop(ctx); err != nil {
-			return res, fmt.Errorf("%s: %w", s.name, err)
+		if r.res.RateLimiterWaitSeconds, r.res.PeakQueueDepth, err = watch.stop(ctx); err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
 		}
 	}
+	return nil
+}
 
+// idle lets the burst's last Events land, then watches the converged
+// controller for the idle window.
+func (r *scenarioRun) idle() {
 	// Events are recorded asynchronously, a moment after the write they describe:
 	// let those of the burst's last transitions land before the window opens.
-	time.Sleep(settle)
-	say("converged after %.1fs; idle window of %s", res.Converged, o.idle)
-	idleStart := time.Now()
-	time.Sleep(o.idle)
-	idleEnd := time.Now()
+	time.Sleep(r.o.settleWait())
+	r.say("converged after %.1fs; idle window of %s", r.res.Converged, r.o.idle)
+	r.idleStart = time.Now()
+	time.Sleep(r.o.idle)
+	r.idleEnd = time.Now()
+}
+
+// stopController stops the controller, which must still be running, and
+// reads its peak RSS and CPU time. With -one-cluster it first calls release,
+// while the controller can still remove its finalizers.
+func (r *scenarioRun) stopController(release func()) error {
 	// The controller's peak RSS and CPU time are read once it has exited: the OS
 	// hands a process's resource usage to its parent then, on Linux and macOS alike.
-	if proc.Exited() {
-		return res, fmt.Errorf("%s exited before the end of the idle window (see %s.log)", s.name, s.name)
+	if r.proc.Exited() {
+		return fmt.Errorf("%s exited before the end of the idle window (see %s.log)", r.name, r.name)
 	}
-	if o.oneCluster {
+	if r.o.oneCluster {
 		release()
 	}
-	_, _ = proc.Stop(stopTimeout) // a controller that needs SIGKILL has its usage all the same
-	if res.PeakRSSMiB, res.CPUSeconds, err = usage(proc.State()); err != nil {
-		return res, fmt.Errorf("%s: %w", s.name, err)
+	_, _ = r.proc.Stop(stopTimeout) // a controller that needs SIGKILL has its usage all the same
+	var err error
+	if r.res.PeakRSSMiB, r.res.CPUSeconds, err = usage(r.proc.State()); err != nil {
+		return fmt.Errorf("%s: %w", r.name, err)
 	}
-	if o.scale != "" && s.name == "ours" {
-		say("measuring what a cached Deployment costs, four ways")
-		cost, err := measureCacheCost(ctx, c)
-		if err != nil {
-			return res, err
-		}
-		res.CacheCost = &cost
-	}
+	return nil
+}
+
+// countWrites counts, from the audit log, the controller's writes in the idle
+// window (each listed in <scenario>-idle-writes.log) and in the burst.
+func (r *scenarioRun) countWrites() error {
 	// The audit log is written asynchronously; give the last lines time to land.
-	time.Sleep(2 * time.Second)
+	time.Sleep(r.o.auditWait())
 	// client-go's default user agent starts with the binary's name.
-	detail, err := os.Create(filepath.Join(o.out, s.name+"-idle-writes.log"))
+	userAgent := filepath.Base(r.bin) + "/"
+	detail, err := os.Create(filepath.Join(r.o.out, r.name+"-idle-writes.log"))
 	if err != nil {
-		return res, err
+		return err
 	}
 	defer detail.Close()
-	counts, err := c.countWrites(idleStart, idleEnd, s.gvr.Group, filepath.Base(s.bin)+"/", detail)
+	counts, err := r.c.countWrites(r.idleStart, r.idleEnd, r.gvr.Group, userAgent, detail)
 	if err != nil {
-		return res, err
+		return err
 	}
-	res.Idle, res.IdleSeconds = &counts, idleEnd.Sub(idleStart).Seconds()
+	r.res.Idle, r.res.IdleSeconds = &counts, r.idleEnd.Sub(r.idleStart).Seconds()
 	// The burst's writes: the same log, from the first create to convergence
 	// (the status write that made the last object converge included).
-	burst, err := c.countWrites(start, convergedAt.Add(time.Millisecond), s.gvr.Group, filepath.Base(s.bin)+"/", nil)
+	burst, err := r.c.countWrites(r.start, r.convergedAt.Add(time.Millisecond), r.gvr.Group, userAgent, nil)
 	if err != nil {
-		return res, err
+		return err
 	}
-	res.BurstWrites = &burst
-	return res, nil
+	r.res.BurstWrites = &burst
+	return nil
+}
+
+// settleWait is the pause between convergence and the idle window: settle,
+// or settleSmoke with -one-cluster.
+func (o options) settleWait() time.Duration {
+	if o.oneCluster {
+		return settleSmoke
+	}
+	return settle
+}
+
+// auditWait is the pause before the audit log is read: auditLag, or
+// auditLagSmoke with -one-cluster.
+func (o options) auditWait() time.Duration {
+	if o.oneCluster {
+		return auditLagSmoke
+	}
+	return auditLag
 }
 
 // phases returns a function that prints one progress line of a scenario to
-// standard error, so a long run never looks hung.
+// standard error, with the time of day and the time since the scenario began,
+// so a long run never looks hung and shows where its time goes.
 func phases(scenario string, n int) func(format string, args ...any) {
+	begin := time.Now()
 	return func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, "   [%s %s n=%d] %s\n", time.Now().Format("15:04:05"), scenario, n, fmt.Sprintf(format, args...))
+		fmt.Fprintf(os.Stderr, "   [%s +%.1fs %s n=%d] %s\n", time.Now().Format("15:04:05"), time.Since(begin).Seconds(),
+			scenario, n, fmt.Sprintf(format, args...))
 	}
 }
 
@@ -478,11 +574,11 @@ func runFloor(o options, n int) (result, error) {
 	if err := c.installCRD(o.oursCRD, "foos.samplecontroller.k8s.io"); err != nil {
 		return res, err
 	}
-	if err := c.kubectl("create", "namespace", benchNamespace); err != nil {
-		return res, err
-	}
 	ctx, cancel := waitCtx(o.timeout)
 	defer cancel()
+	if err := c.createNamespaces(ctx, benchNamespace); err != nil {
+		return res, err
+	}
 	say("creating %d Foos before the clock starts", n)
 	foos, err := kittest.CreateFoos(ctx, c.dyn, benchNamespace, n, 1, createWorkers)
 	if err != nil {

@@ -51,14 +51,15 @@ func Kustomize(dir string) ([]byte, error) {
 func RegisterWebhooks(t testing.TB, cs kubernetes.Interface, manifests []byte, namespace, baseURL string, caBundle []byte) int {
 	t.Helper()
 	onlyHere := &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": namespace}}
-	clientConfig := func(c admissionregistrationv1.WebhookClientConfig) admissionregistrationv1.WebhookClientConfig {
+	// aim points one webhook at baseURL and at namespace only.
+	aim := func(c *admissionregistrationv1.WebhookClientConfig, selector **metav1.LabelSelector) {
 		path := "/"
 		if c.Service != nil {
 			path = ptr.Deref(c.Service.Path, "/")
 		}
-		return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(baseURL + path), CABundle: caBundle}
+		*c = admissionregistrationv1.WebhookClientConfig{URL: ptr.To(baseURL + path), CABundle: caBundle}
+		*selector = onlyHere
 	}
-	ctx := context.Background()
 	admission := cs.AdmissionregistrationV1()
 	registered := 0
 	for _, doc := range bytes.Split(manifests, []byte("\n---")) {
@@ -68,42 +69,57 @@ func RegisterWebhooks(t testing.TB, cs kubernetes.Interface, manifests []byte, n
 		}
 		switch meta.Kind {
 		case "MutatingWebhookConfiguration":
-			var config admissionregistrationv1.MutatingWebhookConfiguration
-			if err := yaml.UnmarshalStrict(doc, &config); err != nil {
-				t.Fatalf("reading a MutatingWebhookConfiguration: %v", err)
-			}
-			config.Name = namespace + "-" + config.Name
-			config.Namespace = ""
-			for i := range config.Webhooks {
-				config.Webhooks[i].ClientConfig = clientConfig(config.Webhooks[i].ClientConfig)
-				config.Webhooks[i].NamespaceSelector = onlyHere
-			}
-			if _, err := admission.MutatingWebhookConfigurations().Create(ctx, &config, metav1.CreateOptions{}); err != nil {
-				t.Fatalf("registering MutatingWebhookConfiguration %s: %v", config.Name, err)
-			}
-			t.Cleanup(func() {
-				_ = admission.MutatingWebhookConfigurations().Delete(context.Background(), config.Name, metav1.DeleteOptions{})
-			})
-			registered += len(config.Webhooks)
+			registered += registerWebhookConfiguration(t, admission.MutatingWebhookConfigurations(), doc, meta.Kind, namespace,
+				func(config *admissionregistrationv1.MutatingWebhookConfiguration) int {
+					for i := range config.Webhooks {
+						aim(&config.Webhooks[i].ClientConfig, &config.Webhooks[i].NamespaceSelector)
+					}
+					return len(config.Webhooks)
+				})
 		case "ValidatingWebhookConfiguration":
-			var config admissionregistrationv1.ValidatingWebhookConfiguration
-			if err := yaml.UnmarshalStrict(doc, &config); err != nil {
-				t.Fatalf("reading a ValidatingWebhookConfiguration: %v", err)
-			}
-			config.Name = namespace + "-" + config.Name
-			config.Namespace = ""
-			for i := range config.Webhooks {
-				config.Webhooks[i].ClientConfig = clientConfig(config.Webhooks[i].ClientConfig)
-				config.Webhooks[i].NamespaceSelector = onlyHere
-			}
-			if _, err := admission.ValidatingWebhookConfigurations().Create(ctx, &config, metav1.CreateOptions{}); err != nil {
-				t.Fatalf("registering ValidatingWebhookConfiguration %s: %v", config.Name, err)
-			}
-			t.Cleanup(func() {
-				_ = admission.ValidatingWebhookConfigurations().Delete(context.Background(), config.Name, metav1.DeleteOptions{})
-			})
-			registered += len(config.Webhooks)
+			registered += registerWebhookConfiguration(t, admission.ValidatingWebhookConfigurations(), doc, meta.Kind, namespace,
+				func(config *admissionregistrationv1.ValidatingWebhookConfiguration) int {
+					for i := range config.Webhooks {
+						aim(&config.Webhooks[i].ClientConfig, &config.Webhooks[i].NamespaceSelector)
+					}
+					return len(config.Webhooks)
+				})
 		}
 	}
 	return registered
+}
+
+// webhookConfigurations is what registerWebhookConfiguration needs of the
+// typed client of one kind of webhook configuration (C: Mutating- or
+// ValidatingWebhookConfiguration).
+type webhookConfigurations[C any] interface {
+	Create(ctx context.Context, config *C, opts metav1.CreateOptions) (*C, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+// registerWebhookConfiguration reads the webhook configuration of the given
+// kind from doc, strictly; prefixes its name with "<namespace>-"; lets aim
+// point each of its webhooks where the test wants them (aim returns how many
+// there are); creates it through client, and deletes it when the test ends.
+// It returns aim's count; a configuration it cannot decode or create fails
+// the test.
+func registerWebhookConfiguration[C any, P interface {
+	*C
+	metav1.Object
+}](t testing.TB, client webhookConfigurations[C], doc []byte, kind, namespace string, aim func(*C) int) int {
+	t.Helper()
+	config := P(new(C))
+	if err := yaml.UnmarshalStrict(doc, config); err != nil {
+		t.Fatalf("reading a %s: %v", kind, err)
+	}
+	config.SetName(namespace + "-" + config.GetName())
+	config.SetNamespace("")
+	n := aim(config)
+	if _, err := client.Create(context.Background(), config, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("registering %s %s: %v", kind, config.GetName(), err)
+	}
+	t.Cleanup(func() {
+		_ = client.Delete(context.Background(), config.GetName(), metav1.DeleteOptions{})
+	})
+	return n
 }

@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/component-base/metrics/testutil"
 	// The MetricsProvider main installs (through component-base's clientgo
 	// package), so that the queue New makes reports workqueue_* metrics.
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
@@ -46,31 +49,39 @@ func TestMetricsCountAddsRetriesAndReconcilesAndDepthReturnsToZero(t *testing.T)
 	}
 	defer c.queue.ShutDown()
 
-	queue := map[string]string{"name": QueueName}
-	controller := map[string]string{"controller": ControllerName}
-	success := map[string]string{"controller": ControllerName, "result": "success"}
-	failure := map[string]string{"controller": ControllerName, "result": "error"}
+	// Read through component-base's testutil: the queue's series from the
+	// registry /metrics serves, the reconcile metrics from their vectors (which
+	// count only once registered there: unregistered, they are no-ops).
 	series := []struct {
-		name   string
-		labels map[string]string
-		want   float64 // how much it grows
+		name string
+		read func() (float64, error)
+		want float64 // how much it grows
 	}{
-		{"workqueue_adds_total", queue, 2}, // the add, and the retry after its backoff
-		{"workqueue_retries_total", queue, 1},
-		{"workqueue_queue_duration_seconds", queue, 2}, // a histogram: its count of observations
-		{"workqueue_work_duration_seconds", queue, 2},
-		{"controller_runtime_reconcile_time_seconds", controller, 2},
-		{"controller_runtime_reconcile_total", success, 1},
-		{"controller_runtime_reconcile_total", failure, 1},
+		{"workqueue_adds_total", queueCounter("workqueue_adds_total"), 2}, // the add, and the retry after its backoff
+		{"workqueue_retries_total", queueCounter("workqueue_retries_total"), 1},
+		{"workqueue_queue_duration_seconds", queueObservations("workqueue_queue_duration_seconds"), 2}, // a histogram: its count of observations
+		{"workqueue_work_duration_seconds", queueObservations("workqueue_work_duration_seconds"), 2},
+		{"controller_runtime_reconcile_time_seconds", func() (float64, error) {
+			n, err := testutil.GetHistogramMetricCount(reconcileTime.WithLabelValues(ControllerName))
+			return float64(n), err
+		}, 2},
+		{"controller_runtime_reconcile_total{result=success}", func() (float64, error) {
+			return testutil.GetCounterMetricValue(reconcileTotal.WithLabelValues(ControllerName, "success"))
+		}, 1},
+		{"controller_runtime_reconcile_total{result=error}", func() (float64, error) {
+			return testutil.GetCounterMetricValue(reconcileTotal.WithLabelValues(ControllerName, "error"))
+		}, 1},
 	}
 	before := make([]float64, len(series))
 	for i, s := range series {
-		before[i] = metricValue(t, s.name, s.labels)
+		if before[i], err = s.read(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
 	}
 
 	c.queue.Add(cache.ObjectName{Namespace: "default", Name: "flaky"})
-	if got := metricValue(t, "workqueue_depth", queue); got != 1 {
-		t.Errorf("workqueue_depth after one add = %g, want 1", got)
+	if err := queueDepthIs(1); err != nil {
+		t.Errorf("workqueue_depth after one add: %v", err)
 	}
 	c.processNextWorkItem(ctx) // fails: back on the queue after 5ms
 	deadline := time.Now().Add(10 * time.Second)
@@ -78,46 +89,45 @@ func TestMetricsCountAddsRetriesAndReconcilesAndDepthReturnsToZero(t *testing.T)
 		time.Sleep(time.Millisecond)
 	}
 	c.processNextWorkItem(ctx) // succeeds
-	if got := metricValue(t, "workqueue_depth", queue); got != 0 {
-		t.Errorf("workqueue_depth after the key succeeded = %g, want 0", got)
+	if err := queueDepthIs(0); err != nil {
+		t.Errorf("workqueue_depth after the key succeeded: %v", err)
 	}
 
 	for i, s := range series {
-		if got := metricValue(t, s.name, s.labels) - before[i]; got != s.want {
-			t.Errorf("%s%v grew by %g, want %g", s.name, s.labels, got, s.want)
+		after, err := s.read()
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if got := after - before[i]; got != s.want {
+			t.Errorf("%s grew by %g, want %g", s.name, got, s.want)
 		}
 	}
 }
 
-// metricValue reads the series of the metric name with the given labels from
-// legacyregistry, the registry /metrics serves: a counter's or gauge's value, a
-// histogram's count of observations, 0 when no such series exists yet.
-func metricValue(t *testing.T, name string, labels map[string]string) float64 {
-	t.Helper()
-	families, err := legacyregistry.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatalf("gathering the metrics: %v", err)
+// queueCounter reads the counter name of the Controller's queue from
+// legacyregistry, the registry /metrics serves.
+func queueCounter(name string) func() (float64, error) {
+	return func() (float64, error) {
+		values, err := testutil.GetCounterValuesFromGatherer(legacyregistry.DefaultGatherer, name, nil, "name")
+		return values[QueueName], err
 	}
-	for _, family := range families {
-		if family.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range family.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if want, ok := labels[l.GetName()]; ok && want != l.GetValue() {
-					continue series
-				}
-			}
-			switch {
-			case m.Counter != nil:
-				return m.GetCounter().GetValue()
-			case m.Gauge != nil:
-				return m.GetGauge().GetValue()
-			case m.Histogram != nil:
-				return float64(m.GetHistogram().GetSampleCount())
-			}
-		}
+}
+
+// queueObservations reads how many observations the histogram name of the
+// Controller's queue holds in legacyregistry.
+func queueObservations(name string) func() (float64, error) {
+	return func() (float64, error) {
+		vec, err := testutil.GetHistogramVecFromGatherer(legacyregistry.DefaultGatherer, name, map[string]string{"name": QueueName})
+		return float64(vec.GetAggregatedSampleCount()), err
 	}
-	return 0
+}
+
+// queueDepthIs compares workqueue_depth of the Controller's queue, as
+// legacyregistry serves it, with want; the error shows the difference.
+func queueDepthIs(want int) error {
+	return testutil.GatherAndCompare(legacyregistry.DefaultGatherer, strings.NewReader(fmt.Sprintf(`
+# HELP workqueue_depth [BETA] Current depth of workqueue
+# TYPE workqueue_depth gauge
+workqueue_depth{name=%q} %d
+`, QueueName, want)), "workqueue_depth")
 }

@@ -55,25 +55,13 @@ func main() {
 	}
 }
 
+// run creates a fresh namespace, starts the controller on it, creates n Foos
+// at once and reports when they have their Deployments and their statuses.
 func run(ctx context.Context, n int, controllerBin string, controllerArgs []string, kubeconfig string, timeout time.Duration) error {
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
-		&clientcmd.ConfigOverrides{},
-	).ClientConfig()
-	if err != nil {
-		return fmt.Errorf("loading the kubeconfig: %w", err)
-	}
-	// The load generator must not be the bottleneck.
-	cfg.QPS, cfg.Burst = 1000, 2000
-	kubeClient, err := kubernetes.NewForConfig(cfg)
+	kubeClient, dyn, err := newClients(kubeconfig)
 	if err != nil {
 		return err
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-
 	ns, err := kubeClient.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "sample-burst-"},
 	}, metav1.CreateOptions{})
@@ -86,6 +74,49 @@ func run(ctx context.Context, n int, controllerBin string, controllerArgs []stri
 		_ = kubeClient.CoreV1().Namespaces().Delete(context.WithoutCancel(ctx), namespace, metav1.DeleteOptions{})
 	}()
 
+	stopController, logPath, err := startController(ctx, controllerBin, controllerArgs, kubeconfig, namespace)
+	if err != nil {
+		return err
+	}
+	defer stopController()
+	fmt.Printf("controller started (log: %s); creating %d Foos in namespace %s\n", logPath, n, namespace)
+
+	start := time.Now()
+	if _, err := kittest.CreateFoos(ctx, dyn, namespace, n, 0, createWorkers); err != nil {
+		return err
+	}
+	fmt.Printf("created %d Foos in %s\n", n, time.Since(start).Round(time.Millisecond))
+	return waitForBurst(ctx, kubeClient, dyn, namespace, n, start, timeout)
+}
+
+// newClients returns the clientsets of the kubeconfig (empty: kubectl's loading
+// rules), with a rate limit high enough that the load generator is never the
+// bottleneck.
+func newClients(kubeconfig string) (kubernetes.Interface, dynamic.Interface, error) {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
+		&clientcmd.ConfigOverrides{},
+	).ClientConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	// The load generator must not be the bottleneck.
+	cfg.QPS, cfg.Burst = 1000, 2000
+	kubeClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return kubeClient, dyn, nil
+}
+
+// startController starts the controller on namespace, its log in logPath in
+// the temporary folder, and waits until it has started its workers; stop
+// ends it with SIGTERM and waits for it.
+func startController(ctx context.Context, controllerBin string, controllerArgs []string, kubeconfig, namespace string) (stop func(), logPath string, err error) {
 	// The controller runs with its default flags (plus -controller-args),
 	// except that it only watches our namespace and uses the same kubeconfig.
 	args := append([]string{"--namespace=" + namespace}, controllerArgs...)
@@ -93,41 +124,41 @@ func run(ctx context.Context, n int, controllerBin string, controllerArgs []stri
 		args = append(args, "--kubeconfig="+kubeconfig)
 	}
 	controller := exec.CommandContext(ctx, controllerBin, args...)
-	logPath := fmt.Sprintf("%s/%s.log", os.TempDir(), namespace)
+	logPath = fmt.Sprintf("%s/%s.log", os.TempDir(), namespace)
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	defer logFile.Close()
 	controller.Stdout, controller.Stderr = logFile, logFile
 	controller.Cancel = func() error { return controller.Process.Signal(syscall.SIGTERM) }
 	if err := controller.Start(); err != nil {
-		return fmt.Errorf("starting %s (run `make -C sample-controller build` first): %w", controllerBin, err)
+		logFile.Close()
+		return nil, "", fmt.Errorf("starting %s (run `make -C sample-controller build` first): %w", controllerBin, err)
 	}
-	defer func() {
+	stop = func() {
 		_ = controller.Process.Signal(syscall.SIGTERM)
 		_ = controller.Wait()
-	}()
-	fmt.Printf("controller started (log: %s); creating %d Foos in namespace %s\n", logPath, n, namespace)
+		logFile.Close()
+	}
 	// Start the clock only once the controller is ready to work.
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		log, err := os.ReadFile(logPath)
 		return strings.Contains(string(log), "Starting workers"), err
 	}); err != nil {
-		return fmt.Errorf("the controller did not start its workers (see %s): %w", logPath, err)
+		stop()
+		return nil, "", fmt.Errorf("the controller did not start its workers (see %s): %w", logPath, err)
 	}
+	return stop, logPath, nil
+}
 
-	start := time.Now()
-	if _, err := kittest.CreateFoos(ctx, dyn, namespace, n, 0, createWorkers); err != nil {
-		return err
-	}
-	created := time.Since(start)
-	fmt.Printf("created %d Foos in %s\n", n, created.Round(time.Millisecond))
-
+// waitForBurst waits (at most timeout) until n Deployments exist in namespace
+// and every Foo's status has observed its generation, and prints both times
+// since start.
+func waitForBurst(ctx context.Context, kubeClient kubernetes.Interface, dyn dynamic.Interface, namespace string, n int, start time.Time, timeout time.Duration) error {
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var allDeployments, allStatus time.Duration
-	err = wait.PollUntilContextCancel(waitCtx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextCancel(waitCtx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		if allDeployments == 0 {
 			list, err := kubeClient.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 			if err != nil {
