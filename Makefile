@@ -4,7 +4,8 @@
 # 5's cloud-provider-example/ has a Makefile of its own with the same target names (run, test-unit, test-e2e, generate,
 # verify, docker-build, kind-load, deploy, undeploy); the targets here prepare the
 # cluster and the tools, then call the tier's. Versions are pinned in the go.mod files
-# under hack/ and in the tiers' go.mod files, nowhere else.
+# under hack/, in the tiers' go.mod files and in test/bench/go.mod (upstream's
+# sample-controller, which the bench runs), nowhere else.
 
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -222,11 +223,6 @@ undebug: ## Put WHAT back on the binary it ran before make debug (pinned or your
 test-debug: ## Lesson 4's debugger test on a fresh local cluster of its own: breakpoints in the Deployment controller and in lesson 2's FooReconciler, driven over delve's JSON-RPC API.
 	@hack/test-debug.sh
 
-# One rule for every lesson whose lesson.yaml says cluster: own (make help lists
-# them; hack/test-lesson.sh refuses the others).
-test-lesson%: ## Lesson %'s checks, all of them (its suite with the reference, the stub, each exercise's solution), on a fresh local cluster of its own; make test runs its smoke.
-	@hack/test-lesson.sh $*
-
 ##@ Your own controller
 
 ##% FROM new-controller: the tier to start from: sample-controller (its code, every name rewritten) or kubebuilder-guestbook (a new project from the pinned kubebuilder CLI, with the kit's conventions)
@@ -319,12 +315,17 @@ test-e2e-cluster: ## The cluster's own e2e checks (test/kittest): nodes, a Deplo
 	@echo ">> e2e: the cluster itself (test/kittest)"
 	@cd test/kittest && go test -tags e2e -count=1 -timeout 10m ./...
 
+# One rule for every lesson whose lesson.yaml says cluster: own (make help lists
+# them; hack/test-lesson.sh refuses the others).
+test-lesson%: ## Lesson %'s checks, all of them (every step its lesson.yaml has: its suite with the reference, the stub, each exercise's solution), on a fresh local cluster of its own; make test runs its smoke.
+	@hack/test-lesson.sh $*
+
 .PHONY: test-checks
-test-checks: ## The checks stay honest: each lesson's stub fails exactly the checks marked StubFails (lesson 0: the tier as shipped fails its exercises; lessons in parallel).
+test-checks: ## The checks stay honest, for each lesson whose lesson.yaml says cluster: shared (make test-lessonN for the others): its stub fails exactly the checks marked StubFails (lesson 0: the tier as shipped fails its exercises; lessons in parallel).
 	@hack/test-lessons.sh --stub
 
 .PHONY: test-solutions
-test-solutions: ## Each exercise check passes against its solution (docs/solutions) and fails against the reference (lessons in parallel).
+test-solutions: ## For each lesson whose lesson.yaml says cluster: shared (make test-lessonN for the others): each exercise check passes against its solution (docs/solutions) and fails against the reference (lessons in parallel).
 	@hack/test-lessons.sh --solution
 
 ##% RELIABILITY_FOOS test-reliability: Foos created at once in the crash scenarios (default 500; make test runs 60)
@@ -341,7 +342,7 @@ test-reliability: ## Reliability scenarios (controllers killed mid-burst, the AP
 
 ##% KIT_E2E_PARALLEL check, test-*: how many tests of one e2e suite run at once (go test -parallel; default 16; make test-kind uses 2, since each guestbook Pod asks for CPU on a real node)
 .PHONY: test-kind
-test-kind: ## On a fresh kind cluster of its own (needs Docker): lessons 0-3 and 5 (their suites, stubs, solutions), then every controller built, loaded, deployed under restricted PSS, handed over, undeployed.
+test-kind: ## On a fresh kind cluster of its own (needs Docker): every lesson but those its lesson.yaml keeps to the local cluster (localClusterOnly) (their suites, stubs, solutions), then every controller built, loaded, deployed under restricted PSS, handed over, undeployed.
 	@hack/build-bins.sh cluster codegen kind
 	@KIND_NODE_IMAGE='$(KIND_NODE_IMAGE)' hack/test-kind.sh
 
@@ -367,7 +368,7 @@ IDLE ?= 60s
 REPEAT ?= 1
 ##% SCENARIOS bench: which scenarios (default ours,upstream,ours-upstream-settings,floor,guestbook)
 SCENARIOS ?= ours,upstream,ours-upstream-settings,floor,guestbook
-##% BENCH_FLAGS bench: any other flag of the harness (cd test/bench && go run . -h), such as -one-cluster (make test's smoke run: every scenario on one cluster)
+##% BENCH_FLAGS bench: any other flag of the harness (cd test/bench && GOWORK=off go run . -h), such as -one-cluster (make test's smoke run: every scenario on one cluster)
 BENCH_FLAGS ?=
 
 # The harness, built with go build -o rather than go run, so that a run with

@@ -118,7 +118,7 @@ cluster_pids+=($!)
 step "2/3 generated code is current (make verify)"
 make --no-print-directory verify
 
-step "3/3 every suite at once: lessons 0-3 (e2e suites; checks against the stubs and exercise solutions, on a second cluster); docs and vet, unit and envtest suites, lesson 5's smoke, bench smoke run, reliability scenarios beside them; then lesson 4's smoke"
+step "3/3 every suite at once: the lessons that share a cluster (e2e suites; checks against the stubs and exercise solutions, on a second cluster); docs and vet, unit and envtest suites, the smokes of the lessons with a cluster of their own, bench smoke run, reliability scenarios beside them; then the smokes that need no cluster"
 kit_log "make verify-docs and make vet in the background (log: $KIT_OUT/verify-docs-vet.log)"
 background "$KIT_OUT/verify-docs-vet.log" "make verify-docs and make vet" \
 	nice -n 10 bash -c 'make --no-print-directory verify-docs && make --no-print-directory vet' &

@@ -16,7 +16,7 @@
 #      (hack/test-lessons.sh),
 #      with KIT_E2E_PARALLEL=2, since each guestbook Pod asks for CPU, and
 #      KIT_STUB_TIMEOUT=60s, since a kubelet starts and stops real Pods
-#      (kittest/env.go);
+#      (test/kittest/env.go);
 #   3. the in-cluster path (hack/test-deploy.sh deploy): every controller
 #      deployed, reconciling, leadership handed over, undeployed, the four at
 #      once. After the

@@ -133,7 +133,7 @@ func TestLaneRefusesAnUnknownStepBeforeRunningAny(t *testing.T) {
 }
 
 // TestMakeHelpReadsTheLessonTable holds make help, which reads the lesson files
-// with sed to stay instant, to the table as the grader reads it: the LESSON line
+// with awk to stay instant, to the table as the grader reads it: the LESSON line
 // names every lesson, and test-lessonN is listed for exactly the lessons with a
 // cluster of their own.
 func TestMakeHelpReadsTheLessonTable(t *testing.T) {
