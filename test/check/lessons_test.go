@@ -132,6 +132,17 @@ func TestLaneRefusesAnUnknownStepBeforeRunningAny(t *testing.T) {
 	}
 }
 
+// TestLessonFiltersWithoutLessonsAreRefused: -cluster, -kind and -smoke only
+// filter what -lessons prints; given alone they would be ignored in silence.
+func TestLessonFiltersWithoutLessonsAreRefused(t *testing.T) {
+	for _, f := range []lessonFilter{{cluster: "own"}, {kind: true}, {smoke: "checks"}} {
+		_, err := dispatch(options{filter: f})
+		if err == nil || !strings.Contains(err.Error(), "add -lessons") {
+			t.Errorf("dispatch with filter %+v and no -lessons = %v; want an error saying to add -lessons", f, err)
+		}
+	}
+}
+
 // TestMakeHelpReadsTheLessonTable holds make help, which reads the lesson files
 // with awk to stay instant, to the table as the grader reads it: the LESSON line
 // names every lesson, and test-lessonN is listed for exactly the lessons with a

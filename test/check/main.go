@@ -83,6 +83,9 @@ func main() {
 // dispatch does what the options ask, and returns the exit code; its error
 // stops the program with code 2.
 func dispatch(o options) (int, error) {
+	if !o.lessons && o.filter != (lessonFilter{}) {
+		return 0, fmt.Errorf("-cluster, -kind and -smoke filter the lessons -lessons prints; add -lessons, e.g. check -lessons -cluster own")
+	}
 	switch {
 	case o.verifyContracts:
 		return verifyContracts(o.root, os.Stdout)
