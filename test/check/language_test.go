@@ -16,7 +16,7 @@ import (
 // "scale-to-zero", a verb and resource such as "update pods", or a label.
 var englishSentence = regexp.MustCompile(`[A-Za-z][A-Za-z']* [A-Za-z][A-Za-z']* [A-Za-z][A-Za-z']*`)
 
-// japanese finds one character of Japanese script.
+// japaneseScript finds one character of Japanese script.
 var japaneseScript = regexp.MustCompile(`[\p{Hiragana}\p{Katakana}\p{Han}]`)
 
 // mixesLanguages reports whether line holds Japanese and an English sentence.
@@ -84,9 +84,9 @@ func TestJapaneseReportKeepsOneLanguageToALine(t *testing.T) {
 	res := results(map[string]string{"TestFails": "fail", "TestQuiet": "fail", "TestEmpty": "fail", "TestOnKind": "skip", "TestExercise": "skip"})
 	var out strings.Builder
 	report(&out, root, checks, res, options{logDir: logDir}, map[string]string{"run": "its Pods need a node that runs containers"})
-	printChecking := &suiteRunner{w: &out, lesson: &kittest.Lesson{Number: "4", KubeSource: true}, o: options{lesson: "4", timeout: "30s"}}
-	printChecking.what = whatIsChecked(learnerTexts(), "stub", "scale-to-zero", "scale-to-zero")
-	printChecking.printChecking()
+	runner := &suiteRunner{w: &out, lesson: &kittest.Lesson{Number: "4", KubeSource: true}, o: options{lesson: "4", timeout: "30s"}}
+	runner.what = whatIsChecked(learnerTexts(), "stub", "scale-to-zero", "scale-to-zero")
+	runner.printChecking()
 	for _, line := range strings.Split(out.String(), "\n") {
 		if mixesLanguages(line) {
 			t.Errorf("a line mixes Japanese and English: %q\nthe whole report:\n%s", line, out.String())
