@@ -32,13 +32,13 @@
 #     API server outage and the shipped manifests run in make test-reliability only,
 #     to keep make test within its time.
 #
-# Last, once the clusters are gone, the smokes made of commands (`check -lessons
-# -smoke commands`), lesson 4's: hack/kube-src.sh smoke (a copy of the Kubernetes
-# source made, a package's tests found in it; make test-lesson4 runs its checks),
-# seconds on its own, but its 9,000 files slowed the e2e suites' clusters down
-# when it ran beside them; and hack/debug.sh smoke (delve built on first use, a
-# small debug build stopped at a breakpoint and gone with its delve; make
-# test-debug runs the debugger test on a cluster).
+#   - the smokes made of commands (`check -lessons -smoke commands`), with no
+#     cluster, lesson 4's: hack/kube-src.sh smoke (a copy of the Kubernetes source
+#     made, a package's tests found in it; make test-lesson4 runs its checks), its
+#     9,000 files in memory (/dev/shm) so that the clusters' etcds beside it do not
+#     wait on the disk; and hack/debug.sh smoke (delve built on first use, a small
+#     debug build stopped at a breakpoint and gone with its delve; make test-debug
+#     runs the debugger test on a cluster).
 #
 # The controllers and test suites are built once into _output/e2e-bin and reused
 # while no file of the kit changes (kittest.CachedBinary: a key over the kit's
@@ -126,7 +126,7 @@ cluster_pids+=($!)
 step "2/3 generated code is current (make verify)"
 make --no-print-directory verify
 
-step "3/3 every suite at once: the lessons that share a cluster (checks against the stubs and exercise solutions; e2e suites, on a second cluster); docs and vet, unit and envtest suites, the smokes of the lessons with a cluster of their own, bench smoke run, reliability scenarios beside them; then the smokes that need no cluster"
+step "3/3 every suite at once: the lessons that share a cluster (checks against the stubs and exercise solutions; e2e suites, on a second cluster); docs and vet, unit and envtest suites, the smokes of the lessons with a cluster of their own, bench smoke run, reliability scenarios beside them; and the smokes that need no cluster"
 kit_log "make verify-docs and make vet in the background (log: $KIT_OUT/verify-docs-vet.log)"
 background "$KIT_OUT/verify-docs-vet.log" "make verify-docs and make vet" \
 	nice -n 10 bash -c 'make --no-print-directory verify-docs && make --no-print-directory vet' &
@@ -142,6 +142,13 @@ jobs_pids+=($!)
 # lesson jobs (test-lessons.sh uses it: KIT_CHECK_BIN).
 go build -o "$KIT_OUT/bin/check" ./test/check
 export KIT_CHECK_BIN="$KIT_OUT/bin/check"
+# The smokes made of commands need no cluster (see the top of this file).
+smokes=$("$KIT_CHECK_BIN" -lessons -smoke commands)
+for l in $smokes; do
+	kit_log "lesson $l smoke in the background (its lesson.yaml's smoke commands; log: $KIT_OUT/lesson-$l-smoke.log)"
+	background "$KIT_OUT/lesson-$l-smoke.log" "lesson $l smoke" nice -n 10 "$KIT_CHECK_BIN" -lesson "$l" -lane smoke &
+	jobs_pids+=($!)
+done
 # The lessons run in the background too, so that an interrupt reaches the trap
 # at once instead of after they end.
 wait "$checks_cluster_pid"
@@ -182,9 +189,4 @@ jobs_pids=()
 trap - EXIT
 hack/cluster/local-down.sh
 KIT_CLUSTER=$CHECKS_CLUSTER hack/cluster/local-down.sh
-smokes=$("$KIT_CHECK_BIN" -lessons -smoke commands)
-for l in $smokes; do
-	kit_log "lesson $l smoke (its lesson.yaml's smoke commands)"
-	"$KIT_CHECK_BIN" -lesson "$l" -lane smoke
-done
 step "all tests passed"

@@ -67,7 +67,7 @@ func main() {
 	flag.BoolVar(&o.lessons, "lessons", false, "print the numbers of the lessons, one a line, that pass the filters -cluster, -kind and -smoke, and exit (with -lesson: exit 1 when that lesson does not pass them)")
 	flag.StringVar(&o.filter.cluster, "cluster", "", "with -lessons: only the lessons whose lesson.yaml says this cluster: shared (they run in make test's lanes) or own (make test-lessonN)")
 	flag.BoolVar(&o.filter.kind, "kind", false, "with -lessons: only the lessons that run on kind (no localClusterOnly)")
-	flag.StringVar(&o.filter.smoke, "smoke", "", "with -lessons: only the lessons whose smoke is made of checks (run on make test's e2e cluster) or commands (run last, with no cluster)")
+	flag.StringVar(&o.filter.smoke, "smoke", "", "with -lessons: only the lessons whose smoke is made of checks (run on make test's e2e cluster) or commands (run with no cluster)")
 	flag.Parse()
 	if o.reconciler == "" {
 		o.reconciler = kittest.DefaultReconciler // make check passes RECONCILER as it is, set or not

@@ -99,8 +99,8 @@ type LessonSmoke struct {
 	// exercise's), run with the reference on make test's e2e cluster beside the
 	// other lessons' suites: they must make nothing those would see.
 	Checks []string `json:"checks,omitempty"`
-	// Commands run last in make test, once its clusters are gone, one after
-	// another from the repository root: each a program of the kit and its
+	// Commands run in make test beside its other jobs, with no cluster, one
+	// after another from the repository root: each a program of the kit and its
 	// arguments, separated by spaces (no shell), e.g. "hack/kube-src.sh smoke".
 	Commands []string `json:"commands,omitempty"`
 }
@@ -228,7 +228,7 @@ func (l *Lesson) checkHowItRuns() error {
 func (l *Lesson) checkSmoke() error {
 	s := l.Smoke
 	if s == nil || (len(s.Checks) == 0) == (len(s.Commands) == 0) {
-		return fmt.Errorf("smoke: a lesson with cluster: %s states what make test runs of it: smoke.checks (tests of its suite, run on make test's e2e cluster) or smoke.commands (programs run last, with no cluster), one of the two", ClusterOwn)
+		return fmt.Errorf("smoke: a lesson with cluster: %s states what make test runs of it: smoke.checks (tests of its suite, run on make test's e2e cluster) or smoke.commands (programs run with no cluster), one of the two", ClusterOwn)
 	}
 	for i, name := range s.Checks {
 		j := slices.IndexFunc(l.Checks, func(c Check) bool { return c.Test == name })
