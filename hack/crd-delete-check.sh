@@ -16,29 +16,34 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 target=${1:?usage: crd-delete-check.sh TARGET < manifests}
 KIT_ME=$target
+# The same kubectl and cluster as the delete that follows: $KUBECTL (the tier's
+# Makefile passes its own), else the kit's, with $KUBECONFIG.
+kubectl() { "${KUBECTL:-$KIT_BIN/kubectl}" "$@"; }
 # The CRDs among the manifests that exist in the cluster.
-crds=$(kit_kubectl get --ignore-not-found -f - -o name 2>/dev/null | sed -n 's|^customresourcedefinition.apiextensions.k8s.io/||p') || {
+crds=$(kubectl get --ignore-not-found -f - -o name 2>/dev/null | sed -n 's|^customresourcedefinition.apiextensions.k8s.io/||p') || {
 	kit_error "cannot read the CustomResourceDefinitions from the cluster KUBECONFIG points at (is it running?); nothing was deleted"
 	exit 1
 }
 
 blocked=0
 for crd in $crds; do
-	# kind, plural.group, and each object with a finalizer as namespace/name finalizers.
-	kind=$(kit_kubectl get crd "$crd" -o jsonpath='{.spec.names.kind}')
-	objects=$(kit_kubectl get "$crd" --all-namespaces -o jsonpath='{range .items[?(@.metadata.finalizers)]}{.metadata.namespace}{"/"}{.metadata.name}{" "}{.metadata.finalizers}{"\n"}{end}')
+	kind=$(kubectl get crd "$crd" -o jsonpath='{.spec.names.kind}')
+	# Each object with a finalizer, as namespace/name and its finalizers.
+	objects=$(kubectl get "$crd" --all-namespaces -o jsonpath='{range .items[?(@.metadata.finalizers)]}{.metadata.namespace}{"/"}{.metadata.name}{" "}{.metadata.finalizers}{"\n"}{end}')
 	[ -n "$objects" ] || continue
-	count=$(grep -c . <<<"$objects")
-	blocked=$((blocked + count))
-	echo "$target: $count $kind object(s) still carry a finalizer; deleting the CRD $crd would wait until a controller removes it:" >&2
+	echo "$target: deleting the CRD $crd would wait until a controller removes the finalizer of each $kind below, and none may be running:" >&2
 	while read -r object finalizers; do
+		blocked=$((blocked + 1))
 		ns=${object%%/*} name=${object#*/}
 		flag="-n $ns "
 		[ -n "$ns" ] || flag="" object=$name
-		echo "  $object (finalizers $finalizers): unblock with: kubectl ${flag}delete $crd $name --wait=false   while its controller runs, or, with none to clean up after it: kubectl ${flag}patch $crd $name --type=merge -p '{\"metadata\":{\"finalizers\":null}}'" >&2
+		finalizers=$(tr -d '[]"' <<<"$finalizers")
+		echo "  $object (finalizer $finalizers): unblock it with" >&2
+		echo "    its controller running:                kubectl ${flag}delete $crd $name" >&2
+		echo "    no controller (what it made stays):    kubectl ${flag}patch $crd $name --type=merge -p '{\"metadata\":{\"finalizers\":null}}'" >&2
 	done <<<"$objects"
 done
 if [ "$blocked" -gt 0 ]; then
-	kit_error "nothing was deleted. Delete those objects first while their controller runs (its finalizer cleans up what it made), or remove their finalizers as above; then run $target again"
+	kit_error "nothing was deleted; run $target again once those objects are gone"
 	exit 1
 fi

@@ -107,7 +107,7 @@ kit_cluster_lock() {
 	exec 8>"$KIT_OUT/.cluster-$KIT_CLUSTER.lock"
 	if ! flock -n 8; then
 		exec 8>&-
-		kit_error "local cluster '$KIT_CLUSTER' is being started or stopped by another command: $(cat "$note" 2>/dev/null || echo 'its note is missing')." \
+		kit_error "local cluster '$KIT_CLUSTER' is being started by another command: $(cat "$note" 2>/dev/null || echo 'its note is missing')." \
 			"Nothing was changed. Wait for it to end (or stop it), then run ${KIT_MAKE_PREFIX}make local-up again: it says so when the cluster is already running"
 		return 1
 	fi

@@ -47,7 +47,7 @@ func TestSecondLocalUpOfOneClusterRefusesAtOnce(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); err == nil || code != 1 {
 		t.Errorf("local-up.sh exited %d (%v), want 1 at once", code, err)
 	}
-	for _, want := range []string{"local cluster '" + name + "' is being started or stopped by another command", "pid 4242", "Nothing was changed", "make local-up again"} {
+	for _, want := range []string{"local cluster '" + name + "' is being started by another command", "pid 4242", "Nothing was changed", "make local-up again"} {
 		if !strings.Contains(string(stderr), want) {
 			t.Errorf("local-up.sh does not say %q:\n%s", want, stderr)
 		}
