@@ -36,8 +36,11 @@ import (
 // packages, Go's predeclared names such as error and string); in one struct or
 // interface, or among one type's methods, two fields or methods. That is a little
 // stricter than Go (two local variables in different functions of one package
-// never meet), so the command may refuse a name that would have compiled; it
-// never lets through one that would not.
+// never meet), so the command may refuse a name that would have compiled, and
+// lets through none that would not: TestKindsValidateTakesBuild (make
+// test-new-controller) holds it to Go's type checker for a table of kinds. In
+// generated code the names of imported packages are left out: the generator
+// chooses them, and renames one that would meet another.
 
 // codeNames are the names one tier's code spells, as the tier spells them,
 // gathered once per run (parsing sample-controller's Go files takes
@@ -50,6 +53,16 @@ type codeNames struct {
 	// members are the fields and methods of each struct, interface and
 	// receiver type, keyed like scope by where they are declared.
 	members map[string]map[string]string
+	// sets are scope's and members' sets in order, each with the names in it
+	// that the rewrite changes (made once all files are read).
+	sets []nameSet
+}
+
+// A nameSet is one set of names in which no two things may share a name.
+type nameSet struct {
+	where   string            // the package, type or struct
+	names   map[string]string // every name, with the first file that has it
+	derived []string          // the names made of the tier's names, sorted
 }
 
 // codeCache holds what readTierCode read, by the tier's folder.
@@ -145,6 +158,17 @@ func readTierCode(kit, from string) (*codeNames, error) {
 		})
 		if err != nil {
 			return nil, err
+		}
+	}
+	for _, all := range []map[string]map[string]string{c.scope, c.members} {
+		for _, where := range sortedKeys(all) {
+			set := nameSet{where: where, names: all[where]}
+			for _, name := range sortedKeys(set.names) {
+				if nameRE.MatchString(name) {
+					set.derived = append(set.derived, name)
+				}
+			}
+			c.sets = append(c.sets, set)
 		}
 	}
 	codeCache[key] = c
@@ -349,39 +373,31 @@ func (k clash) why() string {
 func (c *codeNames) clashes(n Names) []clash {
 	var found []clash
 	seen := map[string]bool{}
-	check := func(set map[string]string, where string) {
+	for _, set := range c.sets {
 		// made maps each name the rewrite gives to the tier's name it came from.
 		made := map[string]string{}
-		for _, name := range sortedKeys(set) {
-			if !nameRE.MatchString(name) {
-				continue
-			}
+		for _, name := range set.derived {
 			to := n.Rewrite(name)
-			k := clash{vars: variablesOf(name), name: to, from: name, file: n.Rewrite(set[name])}
+			k := clash{name: to, from: name, file: set.names[name]}
 			switch {
 			case slices.Contains(goKeywords, to):
 				k.keyword = true
 			case made[to] != "":
 				k.other = made[to]
 			default:
-				if file, kept := set[to]; kept && !nameRE.MatchString(to) {
-					k.file = n.Rewrite(file)
+				if file, kept := set.names[to]; kept && !nameRE.MatchString(to) {
+					k.file = file
 				} else {
 					made[to] = name
 					continue
 				}
 			}
-			if id := where + "\x00" + to; !seen[id] {
+			if id := set.where + "\x00" + to; !seen[id] {
 				seen[id] = true
+				k.vars, k.file = variablesOf(name), n.Rewrite(k.file)
 				found = append(found, k)
 			}
 		}
-	}
-	for _, pkg := range sortedKeys(c.scope) {
-		check(c.scope[pkg], pkg)
-	}
-	for _, where := range sortedKeys(c.members) {
-		check(c.members[where], where)
 	}
 	return found
 }

@@ -264,11 +264,11 @@ func (n Names) fix(vars []string) string {
 		say, _, _ = strings.Cut(say, ", such as")
 	}
 	for _, other := range tiers {
-		elsewhere := n.Request
-		elsewhere.From = other
 		if other == n.From {
 			continue
 		}
+		elsewhere := n.Request
+		elsewhere.From = other
 		if there, errs := elsewhere.names(); len(errs) == 0 {
 			if code, err := readTierCode(n.kit(), other); err == nil && len(code.clashes(there)) == 0 {
 				say += fmt.Sprintf(" (FROM=%s takes %s)", other, n.given(vars))
