@@ -32,23 +32,27 @@ import (
 // meet another before it writes anything.
 //
 // What counts as meeting is where Go would see one name for two things: in one
-// package, two names in scope (variables, constants, types, functions, imported
-// packages, Go's predeclared names such as error and string); in one struct or
-// interface, or among one type's methods, two fields or methods. That is a little
-// stricter than Go (two local variables in different functions of one package
-// never meet), so the command may refuse a name that would have compiled, and
-// lets through none that would not: TestKindsValidateTakesBuild (make
-// test-new-controller) holds it to Go's type checker for a table of kinds. In
-// generated code the names of imported packages are left out: the generator
-// chooses them, and renames one that would meet another.
+// package block, two names the package declares or imports; in one top-level
+// declaration (a function with its body, a type, a var block), two names used
+// in it, whatever they are (local variables, parameters, the package-level
+// names and imported packages it refers to, Go's predeclared names such as
+// error and string); in one struct or interface, or among one type's methods,
+// two fields or methods. That is a little stricter than Go (two variables in
+// different blocks of one function never meet), so the command may refuse a
+// name that would have compiled, and lets through none that would not:
+// TestKindsValidateTakesBuild (make test-new-controller) holds it to Go's type
+// checker for a table of kinds. In generated code the names of imported
+// packages are left out: the generator chooses them, and renames one that
+// would meet another.
 
 // codeNames are the names one tier's code spells, as the tier spells them,
 // gathered once per run (parsing sample-controller's Go files takes
 // milliseconds; Validate may be called many times by the tests).
 type codeNames struct {
-	// scope maps a package (its folder and name) to every name used in it in
-	// scope position, that is, not after a dot and not as a field or method;
-	// each name maps to the first file that uses it.
+	// scope holds the sets of names in scope position (not after a dot, not a
+	// field or method): for each package (its folder and name), its package
+	// block, and for each of its top-level declarations, every such name used
+	// in it. Each name maps to the first file that has it.
 	scope map[string]map[string]string
 	// members are the fields and methods of each struct, interface and
 	// receiver type, keyed like scope by where they are declared.
@@ -202,21 +206,19 @@ func tierTemplateData(from string) templateData {
 // addFile records the names of one parsed file.
 func (c *codeNames) addFile(rel string, f *ast.File) {
 	pkg := path.Dir(rel) + " (package " + f.Name.Name + ")"
-	scope := c.scope[pkg]
-	if scope == nil {
-		scope = map[string]string{}
-		c.scope[pkg] = scope
+	// The package block: what the package declares at its top level, and the
+	// packages its files import (Go lets no name be both).
+	block := c.scope[pkg]
+	if block == nil {
+		block = map[string]string{}
+		c.scope[pkg] = block
 	}
 	// Generated code names the packages it imports as its generator likes, and
 	// renames one where names meet: those names are the generator's, not ours.
 	generated := map[string]bool{}
 	if ast.IsGenerated(f) {
 		for _, imp := range f.Imports {
-			if imp.Name != nil {
-				generated[imp.Name.Name] = true
-			} else if p, err := strconv.Unquote(imp.Path.Value); err == nil {
-				generated[path.Base(p)] = true
-			}
+			generated[importName(imp)] = true
 		}
 	}
 	use := func(set map[string]string, name string) {
@@ -232,6 +234,8 @@ func (c *codeNames) addFile(rel string, f *ast.File) {
 		}
 		use(set, name)
 	}
+	// scope is the set of the top-level declaration being read.
+	var scope map[string]string
 	// Fields and methods of a named type are one set; an unnamed struct's own.
 	anonymous := 0
 	var fields func(where string, list *ast.FieldList)
@@ -315,16 +319,53 @@ func (c *codeNames) addFile(rel string, f *ast.File) {
 		case *ast.BranchStmt:
 			return false
 		case *ast.ImportSpec:
-			if n.Name != nil && n.Name.Name != "." {
-				use(scope, n.Name.Name)
-			}
-			return false
+			return false // in the package block, above
 		}
 		return true
 	}
-	for _, decl := range f.Decls {
+	// Each top-level declaration (a function with its body, a type, a var
+	// block) is a set of its own: a name used in it (a local variable, a
+	// parameter, or a package-level name it refers to) meets only the names
+	// used in the same declaration. What the package declares goes into the
+	// package block as well.
+	for i, decl := range f.Decls {
+		scope = map[string]string{}
+		c.scope[fmt.Sprintf("%s %s #%d", pkg, rel, i)] = scope
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				use(block, d.Name.Name)
+			}
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch spec := spec.(type) {
+				case *ast.ImportSpec:
+					use(block, importName(spec))
+				case *ast.TypeSpec:
+					use(block, spec.Name.Name)
+				case *ast.ValueSpec:
+					for _, name := range spec.Names {
+						use(block, name.Name)
+					}
+				}
+			}
+		}
 		ast.Inspect(decl, walk)
 	}
+}
+
+// importName is the name an import gives its package in the file: its own
+// name, else the last element of its path (the one before a /vN suffix).
+func importName(spec *ast.ImportSpec) string {
+	if spec.Name != nil {
+		return spec.Name.Name
+	}
+	p, _ := strconv.Unquote(spec.Path.Value)
+	base := path.Base(p)
+	if len(base) > 1 && base[0] == 'v' && strings.Trim(base[1:], "0123456789") == "" {
+		base = path.Base(path.Dir(p))
+	}
+	return base
 }
 
 // receiverType is the name of a method's receiver type: T of t *T or t T[P].
