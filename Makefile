@@ -245,7 +245,7 @@ new-controller: ## A controller project of your own from a tier: make new-contro
 	@FROM='$(FROM)' DIR='$(DIR)' MODULE='$(MODULE)' GROUP='$(GROUP)' KIND='$(KIND)' VERSION='$(VERSION)' NAME='$(NAME)' hack/new-controller.sh
 
 .PHONY: test-new-controller
-test-new-controller: ## make new-controller's test: a Bar controller from each tier outside the tree, built, its unit tests and make verify; on the cluster KUBECONFIG reaches (skipped when none), its own e2e suite, and a Bar reconciled as its ServiceAccount.
+test-new-controller: ## make new-controller's test: a Bar controller from each tier outside the tree, built, its unit tests and make verify; on the cluster KUBECONFIG reaches (skipped when none), its own e2e suite, and a Bar reconciled as its ServiceAccount; every kind of a table that make new-controller takes type-checks once the tier is rewritten for it.
 	@hack/build-bins.sh envtest kubectl
 	@cd hack/newcontroller && go test -tags e2e -count=1 -timeout 40m -v .
 

@@ -20,10 +20,15 @@ readonly exit_cluster_exists=3
 # the trap fire inside functions too).
 trap 'exit 1' ERR
 
+# One local-up of a cluster at a time: a second one says which command is at it
+# and exits 1 at once, changing nothing.
+kit_cluster_lock "${KIT_MAKE_PREFIX}make local-up" || exit 1
+
 # Prints what it builds (a cold build takes 10-15 minutes on 2 cores); silent when all is there.
 "$KIT_ROOT/hack/build-bins.sh" cluster
 
-kwokctl() { "$KIT_BIN/kwokctl" "$@"; }
+# kwokctl's components outlive this script: they must not keep the cluster's lock (fd 8).
+kwokctl() { "$KIT_BIN/kwokctl" "$@" 8>&-; }
 ctx="kwok-$KIT_CLUSTER"
 kube_version=$(kit_kube_version)
 

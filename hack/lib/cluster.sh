@@ -87,3 +87,30 @@ kit_require_local_cluster() {
 # runs, `use NAME BINARY` runs it on another and waits until it is healthy,
 # `stop NAME` stops it.
 kit_component() { "$KIT_BIN/kit-component" --name "$KIT_CLUSTER" "$@"; }
+
+# kit_cluster_lock COMMAND takes the lock on the local cluster $KIT_CLUSTER that
+# local-up.sh holds while it works, until the calling script exits; COMMAND (such
+# as "make local-up") is what the lock's note says holds it. When another command
+# holds it, it names that command (its pid, command line and start) and returns 1
+# at once, having changed nothing: two creations of one cluster at once would
+# both fail (the second one ends in "no context exists with the name ..."). A
+# script that a holder runs (local-up.sh runs local-down.sh) sees the lock is its
+# parent's and goes on. The lock is fd 8 on $KIT_OUT/.cluster-NAME.lock: a
+# process the holder leaves running must not keep it (kwokctl's components), so
+# the holder runs them with 8>&-. Where there is no flock (util-linux), nothing is
+# locked.
+kit_cluster_lock() {
+	[ "${KIT_CLUSTER_LOCKED:-}" != "$KIT_CLUSTER" ] || return 0
+	command -v flock >/dev/null || return 0
+	mkdir -p "$KIT_OUT"
+	local note="$KIT_OUT/.cluster-$KIT_CLUSTER.holder"
+	exec 8>"$KIT_OUT/.cluster-$KIT_CLUSTER.lock"
+	if ! flock -n 8; then
+		exec 8>&-
+		kit_error "local cluster '$KIT_CLUSTER' is being started by another command: $(cat "$note" 2>/dev/null || echo 'its note is missing')." \
+			"Nothing was changed. Wait for it to end (or stop it), then run ${KIT_MAKE_PREFIX}make local-up again: it says so when the cluster is already running"
+		return 1
+	fi
+	printf '%s (pid %s, since %s)\n' "$1" "$$" "$(date '+%H:%M:%S')" >"$note"
+	export KIT_CLUSTER_LOCKED=$KIT_CLUSTER
+}

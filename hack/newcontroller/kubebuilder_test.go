@@ -15,7 +15,7 @@ import (
 func kubebuilderRequest(t *testing.T, kind string) Names {
 	t.Helper()
 	n, err := Request{From: "kubebuilder-guestbook", Dir: t.TempDir(), Module: "example.org/people-operator",
-		Group: "crew.ops.example.org", Kind: kind, Version: "v1beta1", Name: "people-operator"}.Validate()
+		Group: "crew.ops.example.org", Kind: kind, Version: "v1beta1", Name: "people-operator", Kit: "../.."}.Validate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestKubebuilderKindRules(t *testing.T) {
 		{"WebApp", ""},
 	} {
 		_, err := Request{From: "kubebuilder-guestbook", Dir: filepath.Join(t.TempDir(), "x"), Module: "example.org/p",
-			Group: "bar.example.org", Kind: tc.kind, Version: "v1alpha1"}.Validate()
+			Group: "bar.example.org", Kind: tc.kind, Version: "v1alpha1", Kit: "../.."}.Validate()
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("KIND=%s refused for kubebuilder-guestbook: %v", tc.kind, err)

@@ -23,7 +23,6 @@ func main() {
 // code, 2 for bad input (nothing written), 1 for a failed step (nothing written).
 func runCommand(args []string, out, errOut io.Writer) int {
 	var r Request
-	var kitRoot string
 	flags := flag.NewFlagSet("newcontroller", flag.ContinueOnError)
 	flags.SetOutput(errOut)
 	flags.StringVar(&r.From, "from", "", "the tier to start from (FROM)")
@@ -33,7 +32,7 @@ func runCommand(args []string, out, errOut io.Writer) int {
 	flags.StringVar(&r.Kind, "kind", "", "the kind, CamelCase (KIND)")
 	flags.StringVar(&r.Version, "version", "v1alpha1", "the API version (VERSION)")
 	flags.StringVar(&r.Name, "name", "", "the controller's name (NAME; default: the kind in lowercase words joined by -, then -controller: WebApp gives web-app-controller)")
-	flags.StringVar(&kitRoot, "kit", ".", "the kit's root folder")
+	flags.StringVar(&r.Kit, "kit", ".", "the kit's root folder")
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
@@ -43,7 +42,7 @@ func runCommand(args []string, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, err)
 		return 2
 	}
-	if err := Generate(n, kitRoot, out); err != nil {
+	if err := Generate(n, r.Kit, out); err != nil {
 		fmt.Fprintf(errOut, "make new-controller: %v\nnothing was written to %s\n", err, n.Dir)
 		return 1
 	}

@@ -128,7 +128,7 @@ var leftover = regexp.MustCompile(`(?i)foo|samplecontroller|controller-kit/contr
 // and another version, and looks for any name of the tier left behind.
 func TestEveryTierNameIsRewritten(t *testing.T) {
 	n, err := Request{From: "sample-controller", Dir: t.TempDir(), Module: "example.com/web-app-controller",
-		Group: "web.example.com", Kind: "WebApp", Version: "v1beta1"}.Validate()
+		Group: "web.example.com", Kind: "WebApp", Version: "v1beta1", Kit: "../.."}.Validate()
 	if err != nil {
 		t.Fatal(err)
 	}

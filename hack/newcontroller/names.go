@@ -18,6 +18,9 @@ type Request struct {
 	Kind    string // KIND: the kind, in CamelCase
 	Version string // VERSION: the API version
 	Name    string // NAME: the controller's name (binary, ServiceAccount, Lease, ...)
+	// Kit is the kit's root folder (-kit): Validate reads the tier's code there
+	// to know which names it already uses.
+	Kit string
 }
 
 // fromKubebuilder reports whether the project is made by the kubebuilder CLI.
@@ -63,32 +66,24 @@ var goKeywords = []string{
 	"return", "select", "struct", "switch", "type", "var",
 }
 
-// usedNames returns the lowercase words the tier's code already uses as Go names:
-// a kind whose lowercase form is one of them would not compile once written.
-// sample-controller names variables and packages after the kind, so its imports
-// and kinds count too; kubebuilder's scaffold names a variable after the kind in
-// the test it writes (replaced afterwards, but it must compile first: kubebuilder
-// formats it), and this command's own files use no name made of the kind.
-func usedNames(from string) []string {
-	if from == "kubebuilder-guestbook" {
-		return goKeywords
-	}
-	return append(slices.Clone(goKeywords), sampleNames...)
-}
-
-// sampleNames are the packages and names of sample-controller's code.
-var sampleNames = []string{
-	"atomic", "cache", "cli", "cmd", "context", "controller", "errors", "fmt", "http", "klog",
-	"labels", "logs", "maps", "meta", "metav1", "net", "os", "rest", "runtime", "scheme",
-	"schema", "signal", "slices", "strings", "syscall", "term", "testing", "time", "uuid",
-	"validation", "versioned",
-	// the kinds the controller already handles, and its own types
-	"deployment", "event", "lease", "namespace", "reconciler", "stubreconciler", "list",
-}
-
 // Validate checks every variable before anything is written. Each error names the
 // variable, what is wrong with it and how to fix it.
 func (r Request) Validate() (Names, error) {
+	n, errs := r.names()
+	// Each variable is well formed: now the names they make together, against
+	// the names the tier's code already has.
+	if len(errs) == 0 {
+		errs = n.clashes()
+	}
+	if len(errs) > 0 {
+		return Names{}, fmt.Errorf("make new-controller: nothing was written:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return n, nil
+}
+
+// names checks each variable on its own and works out the names made of them;
+// it returns an error line for each variable that is wrong.
+func (r Request) names() (Names, []string) {
 	var errs []string
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	n := Names{Request: r}
@@ -99,7 +94,6 @@ func (r Request) Validate() (Names, error) {
 	case !slices.Contains(tiers, r.From):
 		bad("FROM=%s is not a tier this command knows: use %s", r.From, knownTiers)
 	}
-	used := usedNames(r.From)
 
 	if r.Dir == "" {
 		bad("DIR is missing: name the folder for the new project, such as DIR=../bar-controller (outside the kit) or DIR=$HOME/src/bar-controller")
@@ -122,6 +116,10 @@ func (r Request) Validate() (Names, error) {
 		bad("MODULE is missing: give the Go module path of the new project, such as MODULE=example.com/bar-controller (usually where its repository will live)")
 	} else if why := checkModulePath(r.Module); why != "" {
 		bad("MODULE=%s is not a Go module path: %s; for example MODULE=example.com/bar-controller", r.Module, why)
+	} else if slices.Contains(tiers, r.From) {
+		if other := requiredModuleOverlap(r.kit(), r.From, r.Module); other != "" {
+			bad("MODULE=%s: the project requires the module %s, and Go could not tell which of the two holds a package under both paths: choose a path of your own, such as MODULE=example.com/bar-controller", r.Module, other)
+		}
 	}
 
 	switch {
@@ -143,8 +141,6 @@ func (r Request) Validate() (Names, error) {
 		if !goPackageName.MatchString(n.GroupPkg) {
 			bad("GROUP=%s: its first label, %q, is %s and so must be lowercase letters and digits, starting with a letter: for example GROUP=%s.example.com",
 				r.Group, n.GroupPkg, goName, strings.ReplaceAll(n.GroupPkg, "-", ""))
-		} else if slices.Contains(used, n.GroupPkg) {
-			bad("GROUP=%s: its first label, %q, would name the API's Go package, and the code already uses that name: choose another first label, such as GROUP=my%s.%s", r.Group, n.GroupPkg, n.GroupPkg, strings.SplitN(r.Group, ".", 2)[1])
 		}
 		n.GroupGo = strings.ToUpper(n.GroupPkg[:1]) + n.GroupPkg[1:]
 	}
@@ -154,12 +150,8 @@ func (r Request) Validate() (Names, error) {
 		bad("KIND is missing: give the kind in CamelCase, such as KIND=Bar")
 	case !kindPattern.MatchString(r.Kind):
 		bad("KIND=%s is not a kind: a kind is CamelCase, letters and digits starting with an uppercase letter, such as KIND=Bar or KIND=WebApp", r.Kind)
-	case slices.Contains(used, strings.ToLower(r.Kind)) || slices.Contains(used, lowerFirst(r.Kind)):
-		user := "a name the " + r.From + " code already uses (a Go keyword, an imported package or a kind it handles)"
-		if r.fromKubebuilder() {
-			user = "a Go keyword, and kubebuilder's scaffold names a variable so (its create api would fail)"
-		}
-		bad("KIND=%s: its lowercase form %q is %s: choose another, such as KIND=My%s", r.Kind, strings.ToLower(r.Kind), user, r.Kind)
+	case r.fromKubebuilder() && slices.Contains(goKeywords, strings.ToLower(r.Kind)):
+		bad("KIND=%s: its lowercase form %q is a Go keyword, and kubebuilder's scaffold names a variable so (its create api would fail): choose another, such as KIND=My%s", r.Kind, strings.ToLower(r.Kind), r.Kind)
 	default:
 		n.Plural = pluralOf(r.Kind)
 		if len(n.Plural) > 63 {
@@ -182,10 +174,124 @@ func (r Request) Validate() (Names, error) {
 			n.Name, 63-len("-leader-election"))
 	}
 
-	if len(errs) > 0 {
-		return Names{}, fmt.Errorf("make new-controller: nothing was written:\n  %s", strings.Join(errs, "\n  "))
+	return n, errs
+}
+
+// clashes returns an error line for each variable (or pair of variables) that
+// would make a name the tier's code already has for something else (clashes.go):
+// each name it would make, what else has it, and a value that works.
+func (n Names) clashes() []string {
+	code, err := readTierCode(n.kit(), n.From)
+	if err != nil {
+		return []string{fmt.Sprintf("FROM=%s: reading the tier's code to check the names against it: %v (is -kit=%s the kit's root folder?)", n.From, err, n.kit())}
 	}
-	return n, nil
+	var order []string
+	whys := map[string][]string{}
+	vars := map[string][]string{}
+	said := map[string]bool{}
+	for _, k := range code.clashes(n) {
+		given := n.given(k.vars)
+		if said[given+k.from+k.name] {
+			continue
+		}
+		said[given+k.from+k.name] = true
+		if whys[given] == nil {
+			order = append(order, given)
+			vars[given] = k.vars
+		}
+		whys[given] = append(whys[given], k.why())
+	}
+	var lines []string
+	for _, given := range order {
+		lines = append(lines, fmt.Sprintf("%s cannot be used with FROM=%s: in its code, %s; %s",
+			given, n.From, strings.Join(whys[given], "; "), n.fix(vars[given])))
+	}
+	return lines
+}
+
+// kit is the kit's root folder, "." when not given (as the -kit flag's default).
+func (r Request) kit() string {
+	if r.Kit == "" {
+		return "."
+	}
+	return r.Kit
+}
+
+// given spells the variables as the user gave them: GROUP=meta.example.com and VERSION=v1.
+func (r Request) given(vars []string) string {
+	var given []string
+	for _, v := range vars {
+		given = append(given, v+"="+r.value(v))
+	}
+	return strings.Join(given, " and ")
+}
+
+// value is the value the request gives a make variable.
+func (r Request) value(variable string) string {
+	switch variable {
+	case "GROUP":
+		return r.Group
+	case "VERSION":
+		return r.Version
+	}
+	return r.Kind
+}
+
+// fix proposes another value for the first of vars whose names clash, one that
+// does not clash, and says where the other tier takes the value as it is.
+func (n Names) fix(vars []string) string {
+	code, err := readTierCode(n.kit(), n.From)
+	if err != nil {
+		return "choose another"
+	}
+	try := n.Request
+	var say string
+	switch vars[0] {
+	case "GROUP":
+		try.Group = "my" + n.Group
+		say = "choose another group, such as GROUP=" + try.Group
+	case "VERSION":
+		try.Version = "v1alpha1"
+		if n.Version == try.Version {
+			try.Version = "v1beta1"
+		}
+		say = "choose another version, such as VERSION=" + try.Version
+	default:
+		try.Kind = "My" + n.Kind
+		say = "choose another kind, such as KIND=" + try.Kind
+	}
+	if tried, errs := try.names(); len(errs) > 0 || len(code.clashes(tried)) > 0 {
+		say, _, _ = strings.Cut(say, ", such as")
+	}
+	for _, other := range tiers {
+		if other == n.From {
+			continue
+		}
+		elsewhere := n.Request
+		elsewhere.From = other
+		if there, errs := elsewhere.names(); len(errs) == 0 {
+			if code, err := readTierCode(n.kit(), other); err == nil && len(code.clashes(there)) == 0 {
+				say += fmt.Sprintf(" (FROM=%s takes %s)", other, n.given(vars))
+			}
+		}
+	}
+	return say
+}
+
+// requiredModuleOverlap returns a module the tier's go.mod requires that is
+// module, lies under it or holds it ("" when none): a project by that path could
+// not import that module's packages.
+func requiredModuleOverlap(kit, from, module string) string {
+	mod, err := os.ReadFile(filepath.Join(kit, from, "go.mod"))
+	if err != nil {
+		return ""
+	}
+	for _, m := range requireLine.FindAllStringSubmatch(string(mod), -1) {
+		if m[1] == module || strings.HasPrefix(m[1], module+"/") || strings.HasPrefix(module, m[1]+"/") {
+			return m[1]
+		}
+	}
+	return ""
 }
 
 // checkModulePath returns why path is not a module path `go mod init` would take,
