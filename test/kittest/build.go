@@ -64,6 +64,24 @@ func CachedBinary(pkgDir, name, overlay string) (string, error) {
 	return out, goLocked(pkgDir, out, args, key)
 }
 
+// BuildIfChanged runs `go build -o out pkg` in dir (pkg as go build takes it:
+// "." or an import path), as the environment sets the go command up (GOWORK=off
+// included), unless out was built from the very same files and settings by an
+// earlier call: then it runs nothing (see buildKey). For a program that keeps
+// its own builds apart from BinDir, such as the bench. The error carries the
+// compiler's output.
+func BuildIfChanged(dir, pkg, out string) error {
+	root, err := rootAbove(dir)
+	if err != nil {
+		return err
+	}
+	key, err := buildKey(root, dir, []string{"build", pkg, out})
+	if err != nil {
+		return err
+	}
+	return goLocked(dir, out, []string{"build", "-o", out, pkg}, key)
+}
+
 // CachedTestBinary compiles the test package in pkgDir with the build tags
 // given (`go test -c -tags ...`) to the kit's BinDir, under name, and returns
 // that path; as with CachedBinary, a binary built from the same files is
