@@ -446,9 +446,11 @@ func isPhrase(literal string) bool {
 	return ok
 }
 
-// rendersPart reports whether text holds what the format literal renders,
-// its verbs standing for anything.
+// rendersPart reports whether text, one line of a report, holds what the
+// format literal renders up to its first newline, its verbs standing for
+// anything.
 func rendersPart(literal, text string) bool {
+	literal, _, _ = strings.Cut(literal, "\n")
 	re, ok := formatPattern(literal, 10, true)
 	return ok && re.MatchString(text)
 }
