@@ -352,8 +352,8 @@ func (f *sourceFile) matches(ref lineRef, n int, anyReport bool) bool {
 	return false
 }
 
-// reportsThroughT reports whether stmt, leaving out the blocks and function
-// literals inside it, calls a method of t (t.Errorf) or passes t to a function
+// reportsThroughT reports whether stmt, leaving out the blocks, function
+// literals and cases inside it, calls a method of t (t.Errorf) or passes t to a function
 // (a helper such as waitForFooStatus(t, ...)).
 func reportsThroughT(stmt ast.Stmt) bool {
 	isT := func(e ast.Expr) bool {
@@ -363,7 +363,7 @@ func reportsThroughT(stmt ast.Stmt) bool {
 	found := false
 	ast.Inspect(stmt, func(node ast.Node) bool {
 		switch node := node.(type) {
-		case *ast.BlockStmt, *ast.FuncLit:
+		case *ast.BlockStmt, *ast.FuncLit, *ast.CaseClause, *ast.CommClause:
 			return false
 		case *ast.CallExpr:
 			if sel, ok := node.Fun.(*ast.SelectorExpr); ok && isT(sel.X) || len(node.Args) > 0 && isT(node.Args[0]) {
@@ -394,6 +394,13 @@ func (f *sourceFile) statementsAt(n int) []ast.Stmt {
 			if start < n {
 				found = nil
 			}
+		case *ast.CaseClause, *ast.CommClause:
+			// A case holds its "case ...:" line; its statements are its body's.
+			if f.fset.Position(clauseColon(node)).Line < n {
+				found = nil
+			} else {
+				found = append(found, node.(ast.Stmt))
+			}
 		case ast.Stmt:
 			found = append(found, node)
 		}
@@ -402,13 +409,29 @@ func (f *sourceFile) statementsAt(n int) []ast.Stmt {
 	return found
 }
 
+// clauseColon returns the position of the colon that ends a case's header.
+func clauseColon(clause ast.Node) token.Pos {
+	if c, ok := clause.(*ast.CaseClause); ok {
+		return c.Colon
+	}
+	return clause.(*ast.CommClause).Colon
+}
+
 // stringLiterals returns the values of the string literals of stmt, leaving out
-// the blocks and function literals inside it (an if's body, a callback's).
+// the blocks, function literals and cases' bodies inside it (an if's body, a
+// callback's).
 func stringLiterals(stmt ast.Stmt) []string {
 	var literals []string
 	ast.Inspect(stmt, func(node ast.Node) bool {
 		switch node := node.(type) {
 		case *ast.BlockStmt, *ast.FuncLit:
+			return false
+		case *ast.CaseClause:
+			for _, e := range node.List {
+				literals = append(literals, stringLiterals(&ast.ExprStmt{X: e})...)
+			}
+			return false
+		case *ast.CommClause:
 			return false
 		case *ast.BasicLit:
 			if node.Kind == token.STRING {

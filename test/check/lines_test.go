@@ -34,6 +34,10 @@ func TestX(t *testing.T) {
 		t.Errorf("the controller wrote %d times, want once", n)
 	}
 	waitFor(t, "the Deployment", func() bool { return true })
+	switch n := 3; {
+	case n > 2:
+		t.Errorf("no test matching ^TestScaleToZero ran")
+	}
 }
 `,
 	"Makefile": `.PHONY: check
@@ -98,6 +102,8 @@ func TestQuotedLineRefOnAWrongLineNamesThePageTheReferenceAndTheLineNow(t *testi
 			[]string{"x_test.go:6", `tier/test/e2e/x_test.go:6 is now "if n := 2; n != 1 {"`, "the line it means is tier/test/e2e/x_test.go:7"}},
 		{"another report", `      | x_test.go:7: timed out after 30s waiting for the Deployment`,
 			[]string{"x_test.go:7", "the line it means is tier/test/e2e/x_test.go:9"}},
+		{"the case above a report", `      | x_test.go:11: no test matching ^TestScaleToZero ran`,
+			[]string{"x_test.go:11", `is now "case n > 2:"`, "the line it means is tier/test/e2e/x_test.go:12"}},
 		{"the closing brace of the if around a report", `      | x_test.go:8: the controller wrote 5 times, want once`,
 			[]string{"x_test.go:8", `is now "}"`}},
 		{"a frame of delve", "1  0x0000000001b5aa5e in example.com/tier.(*worker).run\n   at ./tier/main.go:7",
