@@ -49,6 +49,7 @@ type lineRef struct {
 	message  string // a log message or a test's report, which a string literal of the line's statement renders
 	klog     bool   // message is a klog message: a literal equals it (quoted) or renders its start
 	funcName string // a function, whose body holds the line (a frame or a stop of delve)
+	callee   string // for a frame below another, the function the line calls
 	target   string // a make target, whose recipe (or .DEFAULT's) holds the line
 }
 
@@ -139,6 +140,12 @@ func quotedLineRefs(page, text string) []lineRef {
 			if f := frameFunc.FindStringSubmatch(lines[i-1]); f != nil {
 				r := at(m[1], m[2])
 				r.funcName = f[1]
+				// The frame above (two lines up) is the function this line calls.
+				if i >= 3 {
+					if above := frameFunc.FindStringSubmatch(lines[i-3]); above != nil {
+						_, r.callee = splitFunc(above[1])
+					}
+				}
 				refs = append(refs, r)
 			}
 		}
@@ -283,6 +290,8 @@ func (s *sourceIndex) check(ref lineRef, files []string) string {
 // what says what the reference must point at, for the message.
 func (ref lineRef) what() string {
 	switch {
+	case ref.callee != "":
+		return "want the line of " + shortFunc(ref.funcName) + " that calls " + ref.callee
 	case ref.funcName != "":
 		return "want a line of " + shortFunc(ref.funcName)
 	case ref.target != "":
@@ -303,7 +312,7 @@ func (f *sourceFile) find(ref lineRef) []int {
 		match := f.matches(ref, n, false)
 		if match && !previous {
 			found = append(found, n)
-			if ref.funcName != "" || ref.target != "" {
+			if ref.funcName != "" && ref.callee == "" || ref.target != "" {
 				break // the first line of the function or recipe is enough
 			}
 		}
@@ -334,7 +343,7 @@ func (f *sourceFile) matches(ref lineRef, n int, anyReport bool) bool {
 	case f.ast == nil:
 		return false
 	case ref.funcName != "":
-		return f.inFunc(n, ref.funcName)
+		return f.inFunc(n, ref.funcName) && (ref.callee == "" || strings.Contains(f.lines[n-1], ref.callee+"("))
 	}
 	// The statements that span line n, from the outermost in: a call of a
 	// helper, say, and a callback's return on the same line.

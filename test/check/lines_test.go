@@ -70,8 +70,10 @@ func TestQuotedLineRefsMatchingTheirSourcesPass(t *testing.T) {
 		`I1203 15:52:32.293765   24429 main.go:13] Started "service-lb-controller"`,
 		`      | x_test.go:7: the controller wrote 5 times, want once`,
 		`      | x_test.go:9: timed out after 30s waiting for the Deployment`,
-		`1  0x0000000001b5aa5e in example.com/tier.(*worker).run`,
+		`0  0x0000000001b5aa5e in example.com/tier.(*worker).run`,
 		`   at ./tier/main.go:13`,
+		`1  0x0000000001b5a5f3 in example.com/tier.main`,
+		`   at ./tier/main.go:7`,
 		`make: *** [Makefile:3: check] Error 1`,
 		`make: *** [Makefile:6: install] Error 2`,
 		`I1203 15:52:32.294258   24429 controller.go:235] Starting service controller`,
@@ -85,8 +87,8 @@ func TestQuotedLineRefsMatchingTheirSourcesPass(t *testing.T) {
 		t.Errorf("references that match were reported:\n%s", strings.Join(problems, "\n"))
 	}
 	// controller.go is no file of the kit (upstream's): not checked.
-	if checked != 7 {
-		t.Errorf("checked %d references, want 7", checked)
+	if checked != 8 {
+		t.Errorf("checked %d references, want 8", checked)
 	}
 }
 
@@ -108,6 +110,8 @@ func TestQuotedLineRefOnAWrongLineNamesThePageTheReferenceAndTheLineNow(t *testi
 			[]string{"x_test.go:8", `is now "}"`}},
 		{"a frame of delve", "1  0x0000000001b5aa5e in example.com/tier.(*worker).run\n   at ./tier/main.go:7",
 			[]string{"./tier/main.go:7", "want a line of (*worker).run", "the line it means is tier/main.go:12"}},
+		{"a frame of delve below another", "0  0x0000000001b5aa5e in example.com/tier.(*worker).run\n   at ./tier/main.go:13\n1  0x0000000001b5a5f3 in example.com/tier.main\n   at ./tier/main.go:6",
+			[]string{"./tier/main.go:6", "want the line of main that calls run", "the line it means is tier/main.go:7"}},
 		{"make's report", `make: *** [Makefile:6: check] Error 1`,
 			[]string{"Makefile:6", "want a line of the recipe of check", "the line it means is Makefile:3"}},
 	} {
