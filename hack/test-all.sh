@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # test-all.sh is `make test`, everything CI runs. First the pinned binaries, then
-# make verify (it regenerates code in place, so nothing compiles while it runs),
-# with the two test clusters starting meanwhile (and the first one's own e2e
-# checks). Then every job at once, because each mostly waits (on a deadline, a
+# make verify (it regenerates code in place, so nothing compiles while it runs;
+# with no file changed since it last passed, it remembers that and takes a
+# second), with the two test clusters starting meanwhile (and the e2e one's own
+# checks). Then every job at once, each as soon as its cluster is up, because each mostly waits (on a deadline, a
 # Lease, a cluster starting) and two cores are enough for all:
 #
 #   - the lessons (hack/test-lessons.sh) on two fresh local clusters, apart from
 #     the learner's controller-kit: on controller-kit-test, once its own e2e checks
 #     pass, each tier's e2e suite; at the same time on controller-kit-test-checks,
-#     `make check` against the stub, then against the exercise solution. A lesson's
+#     `make check` against the stub, then against the exercise solution (the
+#     longest job: its cluster is made first and it starts first). A lesson's
 #     controllers watch every namespace, so two of one lesson never share a
 #     cluster; on one cluster, lesson 3 alone took three minutes. They are the
 #     longest job, so the others run at a lower CPU priority (nice) and the e2e
@@ -39,8 +41,8 @@
 # test-debug runs the debugger test on a cluster).
 #
 # The controllers and test suites are built once into _output/e2e-bin and reused
-# while their sources do not change (kittest.CachedBinary), so a second make test
-# links nothing. The test clusters are deleted afterwards whether the suites pass
+# while no file of the kit changes (kittest.CachedBinary: a key over the kit's
+# files beside each binary), so a second make test starts no build at all. The test clusters are deleted afterwards whether the suites pass
 # or fail; on failure the tail of their control-plane components' logs is printed,
 # and so is the log of any job that failed. Ctrl-C or SIGTERM stops every job and
 # its controllers, and deletes the clusters.
@@ -104,21 +106,27 @@ background() {
 mkdir -p "$KIT_OUT"
 
 # The clusters need nothing but bin/, and the cluster's own e2e checks
-# (test/kittest) nothing of the tiers, so they run while make verify does.
+# (test/kittest) nothing of the tiers, so they run while make verify does. The
+# stub and solution lane is the longest job, so its cluster is asked for first
+# (local-up.sh creates one cluster at a time, and the other local-up starts a
+# second later, by which time the first holds the lock) and the lane starts as
+# soon as that cluster is up.
 for name in "$KIT_CLUSTER" "$CHECKS_CLUSTER"; do
 	KIT_CLUSTER=$name hack/cluster/local-down.sh >/dev/null
 done
-kit_log "starting a fresh local cluster '$KIT_CLUSTER' and running its own e2e checks in the background (log: $KIT_OUT/local-up-$KIT_CLUSTER.log)"
-background "$KIT_OUT/local-up-$KIT_CLUSTER.log" "local cluster '$KIT_CLUSTER' and its own e2e checks" \
-	bash -c 'hack/cluster/local-up.sh && KUBECONFIG="$0" make --no-print-directory test-e2e-cluster' "$KIT_KUBECONFIG" &
-cluster_pids+=($!)
 kit_log "starting a fresh local cluster '$CHECKS_CLUSTER' in the background (log: $KIT_OUT/local-up-$CHECKS_CLUSTER.log)"
 background "$KIT_OUT/local-up-$CHECKS_CLUSTER.log" "local cluster '$CHECKS_CLUSTER'" env KIT_CLUSTER="$CHECKS_CLUSTER" hack/cluster/local-up.sh &
+checks_cluster_pid=$!
+cluster_pids+=($!)
+kit_log "starting a fresh local cluster '$KIT_CLUSTER' and running its own e2e checks in the background (log: $KIT_OUT/local-up-$KIT_CLUSTER.log)"
+background "$KIT_OUT/local-up-$KIT_CLUSTER.log" "local cluster '$KIT_CLUSTER' and its own e2e checks" \
+	bash -c 'sleep 1 && hack/cluster/local-up.sh && KUBECONFIG="$0" make --no-print-directory test-e2e-cluster' "$KIT_KUBECONFIG" &
+test_cluster_pid=$!
 cluster_pids+=($!)
 step "2/3 generated code is current (make verify)"
 make --no-print-directory verify
 
-step "3/3 every suite at once: the lessons that share a cluster (e2e suites; checks against the stubs and exercise solutions, on a second cluster); docs and vet, unit and envtest suites, the smokes of the lessons with a cluster of their own, bench smoke run, reliability scenarios beside them; then the smokes that need no cluster"
+step "3/3 every suite at once: the lessons that share a cluster (checks against the stubs and exercise solutions; e2e suites, on a second cluster); docs and vet, unit and envtest suites, the smokes of the lessons with a cluster of their own, bench smoke run, reliability scenarios beside them; then the smokes that need no cluster"
 kit_log "make verify-docs and make vet in the background (log: $KIT_OUT/verify-docs-vet.log)"
 background "$KIT_OUT/verify-docs-vet.log" "make verify-docs and make vet" \
 	nice -n 10 bash -c 'make --no-print-directory verify-docs && make --no-print-directory vet' &
@@ -130,10 +138,29 @@ kit_log "unit and envtest suites in the background (log: $KIT_OUT/test-unit.log)
 background "$KIT_OUT/test-unit.log" "unit and envtest suites" \
 	env KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=2m nice -n 10 make --no-print-directory test-unit &
 jobs_pids+=($!)
+# make check's runner, built once: it names the smokes, runs them and both
+# lesson jobs (test-lessons.sh uses it: KIT_CHECK_BIN).
+go build -o "$KIT_OUT/bin/check" ./test/check
+export KIT_CHECK_BIN="$KIT_OUT/bin/check"
+# The lessons run in the background too, so that an interrupt reaches the trap
+# at once instead of after they end.
+wait "$checks_cluster_pid"
+KUBECONFIG="$CHECKS_KUBECONFIG" hack/test-lessons.sh --stub --solution &
+jobs_pids+=($!)
+wait "$test_cluster_pid"
+cluster_pids=()
+KUBECONFIG="$KIT_KUBECONFIG" hack/test-lessons.sh --e2e &
+jobs_pids+=($!)
+# The smokes made of checks, on the e2e suites' cluster (see the top of this file).
+smokes=$("$KIT_CHECK_BIN" -lessons -smoke checks)
+for l in $smokes; do
+	kit_log "lesson $l smoke in the background (its lesson.yaml's smoke checks; log: $KIT_OUT/lesson-$l-smoke.log)"
+	background "$KIT_OUT/lesson-$l-smoke.log" "lesson $l smoke" \
+		env KUBECONFIG="$KIT_KUBECONFIG" nice -n 10 "$KIT_CHECK_BIN" -lesson "$l" -lane smoke &
+	jobs_pids+=($!)
+done
 # The other clusters are created once the test clusters are up (creating them
 # all at once would make each start slower).
-for pid in "${cluster_pids[@]}"; do wait "$pid"; done
-cluster_pids=()
 # The smoke run proves the bench harness still builds and drives every scenario,
 # so it cannot rot unnoticed (N=5, a 1 s idle window, every scenario on one
 # cluster: -one-cluster; the table is not checked).
@@ -147,23 +174,6 @@ background "$KIT_OUT/reliability.log" "reliability scenarios" \
 	nice -n 10 make --no-print-directory test-reliability RELIABILITY_FOOS=60 RELIABILITY_GUESTBOOKS=5 \
 	RELIABILITY_RUN='TestFooBurst|TestGuestbookBurst|TestBadInput|TestLeaderTakeOver' &
 jobs_pids+=($!)
-# make check's runner, built once: it names the smokes, runs them and both
-# lesson jobs.
-go build -o "$KIT_OUT/bin/check" ./test/check
-# The smokes made of checks, on the e2e suites' cluster (see the top of this file).
-smokes=$("$KIT_OUT/bin/check" -lessons -smoke checks)
-for l in $smokes; do
-	kit_log "lesson $l smoke in the background (its lesson.yaml's smoke checks; log: $KIT_OUT/lesson-$l-smoke.log)"
-	background "$KIT_OUT/lesson-$l-smoke.log" "lesson $l smoke" \
-		env KUBECONFIG="$KIT_KUBECONFIG" nice -n 10 "$KIT_OUT/bin/check" -lesson "$l" -lane smoke &
-	jobs_pids+=($!)
-done
-# The lessons run in the background too, so that an interrupt reaches the trap
-# at once instead of after they end.
-KUBECONFIG="$KIT_KUBECONFIG" hack/test-lessons.sh --e2e &
-jobs_pids+=($!)
-KUBECONFIG="$CHECKS_KUBECONFIG" hack/test-lessons.sh --stub --solution &
-jobs_pids+=($!)
 
 rc=0
 for pid in "${jobs_pids[@]}"; do wait "$pid" || rc=1; done
@@ -172,9 +182,9 @@ jobs_pids=()
 trap - EXIT
 hack/cluster/local-down.sh
 KIT_CLUSTER=$CHECKS_CLUSTER hack/cluster/local-down.sh
-smokes=$("$KIT_OUT/bin/check" -lessons -smoke commands)
+smokes=$("$KIT_CHECK_BIN" -lessons -smoke commands)
 for l in $smokes; do
 	kit_log "lesson $l smoke (its lesson.yaml's smoke commands)"
-	"$KIT_OUT/bin/check" -lesson "$l" -lane smoke
+	"$KIT_CHECK_BIN" -lesson "$l" -lane smoke
 done
 step "all tests passed"

@@ -46,8 +46,12 @@ log_suffix=$(IFS=-; echo "${steps[*]}")
 
 hack/build-bins.sh kubectl
 mkdir -p "$KIT_OUT"
-check="$KIT_OUT/bin/check"
-go build -o "$check" ./test/check
+# make test builds the runner once for all its jobs and names it in KIT_CHECK_BIN.
+check=${KIT_CHECK_BIN:-}
+if [ -z "$check" ]; then
+	check="$KIT_OUT/bin/check"
+	go build -o "$check" ./test/check
+fi
 if [ ${#lessons[@]} -eq 0 ]; then
 	shared=$("$check" -lessons -cluster shared) # on its own line, so that set -e sees it fail
 	mapfile -t lessons <<<"$shared"

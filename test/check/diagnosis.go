@@ -38,7 +38,7 @@ func printDiagnosis(w io.Writer, root, logDir, test string, shown *shownSoFar) {
 			lines, what, errs := tellingLines(string(data), t)
 			loggedErrors = loggedErrors || errs
 			if shown.logs[log] {
-				fmt.Fprintf(w, "      %s%s %s\n", t.log, rel, t.shownAbove)
+				fmt.Fprintf(w, "      %s"+t.logShownAbove+"\n", t.log, rel)
 				continue
 			}
 			shown.logs[log] = true
@@ -48,7 +48,7 @@ func printDiagnosis(w io.Writer, root, logDir, test string, shown *shownSoFar) {
 			if len(lines) > 0 {
 				what += ":"
 			}
-			fmt.Fprintf(w, "      %s%s, %s\n", t.log, rel, what)
+			fmt.Fprintf(w, "      %s"+t.logWhat+"\n", t.log, rel, what)
 			for _, line := range lines {
 				fmt.Fprintf(w, "      |   %s\n", line)
 			}
@@ -130,7 +130,7 @@ func printRefusals(w io.Writer, t texts, refused []kittest.AuditEntry, explained
 		}
 	}
 	for _, k := range order {
-		fmt.Fprintf(w, "      "+t.api+t.apiRefused+"\n", k.code, k.verb, k.resource, count[k], strings.Join(objects[k], ", "))
+		fmt.Fprintf(w, "      "+t.api+t.apiRefused+"\n", k.code, k.verb, k.resource, count[k], strings.Join(objects[k], t.listSep))
 		key := k.code + " " + k.verb + " " + k.resource
 		if explained[key] {
 			fmt.Fprintf(w, "              %s\n", t.explainedAbove)

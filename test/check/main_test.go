@@ -266,8 +266,9 @@ func TestRereadNamesTheJapaneseTwinForAJapaneseReader(t *testing.T) {
 }
 
 // A learner who reads Japanese (KIT_LANG=ja, or a ja locale) gets make check's
-// fixed texts in Japanese: the labels of a failed check and the summary. What
-// the lesson table says (behaviour, hint) is printed as written.
+// fixed texts in Japanese: the section to reread and the summary. What the
+// lesson table says (behaviour, hint) is printed as written, in English, behind
+// an English label (language_test.go holds the report to one language a line).
 func TestReportSpeaksJapaneseToAJapaneseReader(t *testing.T) {
 	t.Setenv(kittest.LangEnv, "ja")
 	root := t.TempDir()

@@ -46,7 +46,7 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 				continue // not selected by -run
 			}
 			failed++
-			fmt.Fprintf(w, "FAIL  %s%s\n      %s%s\n", c.Behaviour, t.didNotFinish, t.reread, rereadFor(root, c.Reread))
+			fmt.Fprintf(w, "FAIL  "+t.didNotFinish+"\n      %s%s\n", c.Behaviour, t.reread, rereadFor(root, c.Reread))
 		}
 		if problem := stubProblem(c, status, o); problem != "" {
 			problems = append(problems, problem)

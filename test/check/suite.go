@@ -149,9 +149,6 @@ func (r *suiteRunner) chooseWhatRuns() error {
 		kittest.ReconcilerEnv+"="+o.reconciler,
 		kittest.TimeoutEnv+"="+o.timeout,
 	)
-	if !l.OnlyExercises {
-		r.what = append(r.what, "Reconciler "+o.reconciler)
-	}
 	if o.solution != "" && o.exercise == "" {
 		o.exercise = o.solution // a solution is checked with its exercise's checks
 	}
@@ -164,7 +161,6 @@ func (r *suiteRunner) chooseWhatRuns() error {
 	switch {
 	case l.KubeSource && o.solution != "":
 		r.env = append(r.env, kittest.KubeSolutionEnv+"="+r.patchPath)
-		r.what = append(r.what, "solution "+o.solution)
 	case l.KubeSource && o.reconciler == "stub":
 		// What the lesson starts from: a fresh copy and the pinned binaries.
 		r.env = append(r.env, kittest.KubePristineEnv+"=1")
@@ -173,13 +169,30 @@ func (r *suiteRunner) chooseWhatRuns() error {
 			return err
 		}
 		r.env = append(r.env, kittest.OverlayEnv+"="+r.overlay)
-		r.what = append(r.what, "solution "+o.solution)
-	}
-	if o.exercise != "" {
-		r.what = append(r.what, "exercise "+o.exercise)
 	}
 	r.env = append(r.env, kittest.ExerciseEnv+"="+o.exercise)
+	reconciler := o.reconciler
+	if l.OnlyExercises {
+		reconciler = "" // the tier is checked as it stands
+	}
+	r.what = whatIsChecked(learnerTexts(), reconciler, o.solution, o.exercise)
 	return nil
+}
+
+// whatIsChecked names, in t's language, what the run's first line says is
+// checked: the Reconciler, the solution and the exercises, each when set.
+func whatIsChecked(t texts, reconciler, solution, exercise string) []string {
+	var what []string
+	if reconciler != "" {
+		what = append(what, fmt.Sprintf(t.withReconciler, reconciler))
+	}
+	if solution != "" {
+		what = append(what, fmt.Sprintf(t.withSolution, solution))
+	}
+	if exercise != "" {
+		what = append(what, fmt.Sprintf(t.withExercise, exercise))
+	}
+	return what
 }
 
 // withoutKindOnly drops from exercises (comma-separated) the ones skipped here.
@@ -199,10 +212,10 @@ func (r *suiteRunner) printChecking() {
 	t := learnerTexts()
 	checked := r.lesson.Tier
 	if r.lesson.KubeSource {
-		checked = "Kubernetes' source" // the learner's copy, or a fresh one of the suite's
+		checked = t.kubeSource // the learner's copy, or a fresh one of the suite's
 	}
 	timeout := cmp.Or(r.o.timeout, t.ownDeadline)
-	fmt.Fprintf(r.w, t.checking+"\n", r.o.lesson, checked, strings.Join(r.what, ", "), timeout)
+	fmt.Fprintf(r.w, t.checking+"\n", r.o.lesson, checked, strings.Join(r.what, t.listSep), timeout)
 }
 
 // buildController builds the controller with the solution's overlay, once per

@@ -1,33 +1,39 @@
 package main
 
 // texts holds the fixed sentences make check prints for a learner, in one
-// language. What the lesson tables say (behaviours, hints, contracts) and what
-// the suites print stay as they are written; so do the messages for the kit's
-// maintainers (a lesson table to fix, a lane's steps). The labels of a failed
-// check's lines (hint, needs, ...) are padded so that their values line up.
+// language. What the lesson tables say (behaviours, hints, contracts, why an
+// exercise is kind-only) and what the suites print stay as they are written, in
+// English; so do the messages for the kit's maintainers (a lesson table to fix,
+// a lane's steps). A line holds one language: the label in front of a table's
+// English stays English in both languages (hint, needs, why), and a Japanese
+// sentence that would follow the table's English, or the API server's, goes on a
+// line of its own. The labels of a failed check's lines are padded so that their
+// values line up on a terminal (a Japanese character takes two columns).
 type texts struct {
 	hint, needs, reread, log, panic, api string
 	// skipExercise takes the exercise's name twice; skipKindOnly the exercise's
 	// name and why it needs a kind cluster (LessonExercise.KindOnly).
 	skipExercise, skipKindOnly string
-	// didNotFinish follows the behaviour of a check whose test never ended.
+	// didNotFinish takes the behaviour of a check whose test never ended.
 	didNotFinish string
 	// summary takes the checks passed and the checks run; fixFirst follows it
 	// when one failed; period ends it.
 	summary, fixFirst, period string
-	// checking takes the lesson, its tier, what is checked and the timeout;
-	// ownDeadline stands for the timeout when the suite keeps its own.
-	checking, ownDeadline string
+	// checking takes the lesson, what is checked (kubeSource, or the lesson's
+	// tier), the list of withReconciler, withSolution and withExercise (each
+	// takes its name), joined by listSep, and the timeout; ownDeadline stands for
+	// the timeout when the suite keeps its own.
+	checking, kubeSource, withReconciler, withSolution, withExercise, listSep, ownDeadline string
 	// solutionReconciler takes the solution's Reconciler twice.
 	solutionReconciler string
 	// controllerDoesNotCompile, suiteDoesNotCompile and noCheckRan start the
 	// report of a run in which no check ran.
 	controllerDoesNotCompile, suiteDoesNotCompile, noCheckRan string
-	// shownAbove, explainedAbove: a log or a refusal printed under an earlier check.
-	shownAbove, explainedAbove string
-	// logEmpty, logLastErrors (takes their count) and logEndsWith say what the
-	// lines printed from a controller's log are.
-	logEmpty, logLastErrors, logEndsWith string
+	// logShownAbove takes a log printed under an earlier check; logWhat takes a
+	// log and what its lines printed below are (logEmpty, logLastErrors, which
+	// takes their count, or logEndsWith); explainedAbove stands for a refusal
+	// explained under an earlier check.
+	logShownAbove, logWhat, logEmpty, logLastErrors, logEndsWith, explainedAbove string
 	// apiRefused takes code, verb, resource, count and objects; apiHandled
 	// takes the count of refusals left out.
 	apiRefused, apiHandled string
@@ -43,17 +49,23 @@ var english = texts{
 	hint: "hint:   ", needs: "needs:  ", reread: "reread: ", log: "log:    ", panic: "panic:  ", api: "api:    ",
 	skipExercise:             "exercise %s (EXERCISE=%s runs it)",
 	skipKindOnly:             "exercise %s runs on kind only: %s (make kind-up, then the same command)",
-	didNotFinish:             " (did not run to the end)",
+	didNotFinish:             "%s (did not run to the end)",
 	summary:                  "%d of %d checks pass",
 	fixFirst:                 ": fix the first FAIL above, then run the same command again",
 	period:                   ".",
 	checking:                 "Checking lesson %s (%s) with %s; each wait gives up after %s.",
+	kubeSource:               "Kubernetes' source",
+	withReconciler:           "Reconciler %s",
+	withSolution:             "solution %s",
+	withExercise:             "exercise %s",
+	listSep:                  ", ",
 	ownDeadline:              "the suite's own deadline",
 	solutionReconciler:       "The solution registers its own Reconciler, %s: checking that one (RECONCILER=%s).",
 	controllerDoesNotCompile: "No check ran: the controller does not compile.",
 	suiteDoesNotCompile:      "No check ran: the suite does not compile.",
 	noCheckRan:               "No check ran. The suite's output ends with:",
-	shownAbove:               "(shown above)",
+	logShownAbove:            "%s (shown above)",
+	logWhat:                  "%s, %s",
 	explainedAbove:           "(explained above)",
 	logEmpty:                 "empty: the controller wrote nothing, so it may never have started",
 	logLastErrors:            "its last errors (%d in all)",
@@ -72,28 +84,34 @@ var english = texts{
 
 // japanese is for a learner who reads the Japanese lessons (readsJapanese).
 var japanese = texts{
-	hint: "ヒント: ", needs: "前提:   ", reread: "読み直す: ", log: "ログ:   ", panic: "panic:  ", api: "API:    ",
-	skipExercise:             "演習 %s（EXERCISE=%s で実行します）",
-	skipKindOnly:             "演習 %s はkindでのみ動きます: %s（make kind-upのあと、同じコマンドを実行してください）",
-	didNotFinish:             "（最後まで実行されませんでした）",
+	hint: "hint:   ", needs: "needs:  ", reread: "復習:   ", log: "ログ:   ", panic: "panic:  ", api: "API:    ",
+	skipExercise:             "演習 %s（EXERCISE=%sで実行します）",
+	skipKindOnly:             "演習 %s はkindでのみ動きます。make kind-upのあと、同じコマンドを実行してください。\n      why:    %s",
+	didNotFinish:             "%s\n      （このチェックは最後まで実行されませんでした）",
 	summary:                  "%d / %d 個のチェックに合格",
 	fixFirst:                 "。上の最初のFAILを直してから、同じコマンドをもう一度実行してください",
 	period:                   "。",
-	checking:                 "レッスン%s（%s）を%sでチェックします。各待機は%sで打ち切ります。",
+	checking:                 "レッスン%s（%s）をチェックします（%s）。各待機は%sで打ち切ります。",
+	kubeSource:               "Kubernetesのソース",
+	withReconciler:           "Reconciler %s",
+	withSolution:             "解答 %s",
+	withExercise:             "演習 %s",
+	listSep:                  "、",
 	ownDeadline:              "スイート自身の期限",
 	solutionReconciler:       "この解答は独自のReconciler %s を登録するので、それをチェックします（RECONCILER=%s）。",
-	controllerDoesNotCompile: "チェックは実行されませんでした: コントローラーがコンパイルできません。",
-	suiteDoesNotCompile:      "チェックは実行されませんでした: テストスイートがコンパイルできません。",
+	controllerDoesNotCompile: "チェックは実行されませんでした。コントローラーがコンパイルできません。",
+	suiteDoesNotCompile:      "チェックは実行されませんでした。テストスイートがコンパイルできません。",
 	noCheckRan:               "チェックは実行されませんでした。スイートの出力の最後:",
-	shownAbove:               "（上に表示済み）",
+	logShownAbove:            "%s（上に表示済み）",
+	logWhat:                  "%s、%s",
 	explainedAbove:           "（上で説明済み）",
-	logEmpty:                 "空です: コントローラーは何も書いていないので、起動しなかったのかもしれません",
+	logEmpty:                 "空です。コントローラーは何も書いておらず、起動しなかったのかもしれません",
 	logLastErrors:            "最後のエラー（全部で%d行）",
-	logEndsWith:              "エラーはありません。最後の行",
+	logEndsWith:              "エラーはありません。最後の数行",
 	apiRefused:               "%s: %s %s、%d回（%s）",
-	apiHandled:               "拒否されたリクエストがほかに%d件（コンフリクト、タイムアウト）: コントローラーはエラーをログに出していないので、対処できています",
+	apiHandled:               "拒否されたリクエストがほかに%d件（コンフリクト、タイムアウト）。コントローラーはエラーをログに出していないので、対処できています",
 	refusedTerminating:       "Namespaceが削除中で、APIサーバーはそこでのcreateをすべて拒否します。仕事はそこで終わりです（nilを返す）。再試行すべきエラーではありません",
-	refusedByAdmission:       "RBACはこの%sを許可しましたが、アドミッションが拒否しました: %q",
+	refusedByAdmission:       "RBACはこの%sを許可しましたが、アドミッションが拒否しました。APIサーバーのメッセージは次のとおりです。\n              %q",
 	refusedByRBAC:            "同梱のロールは%[2]sの%[1]qを許可していません。ロールを広げるのではなく、許可されている動詞を使ってください（レッスンの「チェックが前提としていること」に書いてあります）",
 	refusedNotFound:          "オブジェクトはもうありませんでした。リコンサイルしているオブジェクトのNotFoundは「完了」であって、エラーではありません",
 	refusedExists:            "その名前のオブジェクトはもうあります。もう一度作るのではなく（キャッシュから）読み、キャッシュが遅れているときは再キューしてください",

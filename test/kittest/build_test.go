@@ -3,6 +3,7 @@ package kittest
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -99,5 +100,43 @@ func TestCachedBinaryNeedsTheKitRoot(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := CachedBinary(dir, "fake", ""); err == nil || !strings.Contains(err.Error(), "go.work") {
 		t.Errorf("CachedBinary outside a kit = %v; want an error saying no go.work was found", err)
+	}
+}
+
+// A binary built from the very same files is handed out as it is: no go build
+// runs (here a go command on PATH that only answers go env would say so), and
+// one removed by hand is built again.
+func TestCachedBinaryFromTheSameFilesRunsNoBuild(t *testing.T) {
+	dir := fakeKit(t)
+	bin, err := CachedBinary(dir, "fake", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	realGo, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	onlyEnv := t.TempDir()
+	script := "#!/bin/sh\nif [ \"$1\" = env ]; then exec " + realGo + " \"$@\"; fi\necho \"go $1 was run\" >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(onlyEnv, "go"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	goPath := os.Getenv("PATH")
+	t.Setenv("PATH", onlyEnv+string(os.PathListSeparator)+goPath)
+	if again, err := CachedBinary(dir, "fake", ""); err != nil || again != bin {
+		t.Errorf("from unchanged files CachedBinary gave %s, %v; want %s, with no go build", again, err, bin)
+	}
+	if err := os.Remove(bin); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CachedBinary(dir, "fake", ""); err == nil || !strings.Contains(err.Error(), "go build was run") {
+		t.Errorf("with the binary removed by hand, CachedBinary gave %v; want it to run go build", err)
+	}
+	t.Setenv("PATH", goPath)
+	if _, err := CachedBinary(dir, "fake", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Errorf("a cached binary removed by hand was not built again: %v", err)
 	}
 }

@@ -119,9 +119,12 @@ func runAsTheLessonSays(l *Lesson) error {
 
 // Reconcilers runs bin --list-reconcilers, which every tier's controller answers
 // with the names its --reconciler flag accepts (the keys of its reconcilers map),
-// one per line, and returns them. The error says when bin does not answer so.
+// one per line, and returns them. The error says when bin does not answer so,
+// or not within 2 minutes: it answers in a fraction of a second, but make test
+// runs its smokes at a lower CPU priority (nice), and on a machine busy with
+// other work a niced process can wait tens of seconds for its share.
 func Reconcilers(bin string) ([]string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "--list-reconcilers").Output()
 	if err != nil {
