@@ -41,6 +41,9 @@ func TestNewControllerFromSampleController(t *testing.T) {
 	if !strings.Contains(verify, "of "+dir+" into") {
 		t.Errorf("make verify did not check the project itself (its clone of %s):\n%s", dir, verify)
 	}
+	if !strings.Contains(verify, ">> verify passed") {
+		t.Errorf("make verify passed without saying so:\n%s", verify)
+	}
 
 	// The project's verify must see a stale generated file: it checks itself.
 	t.Run("VerifyFailsOnStaleGeneratedCode", func(t *testing.T) {
@@ -95,7 +98,9 @@ func TestNewControllerFromKubebuilder(t *testing.T) {
 		t.Errorf("make test did not pass the controller's tests:\n%s", unit)
 	}
 	start = time.Now()
-	mustRun(t, dir, "make", "--no-print-directory", "verify")
+	if verify := mustRun(t, dir, "make", "--no-print-directory", "verify"); !strings.Contains(verify, ">> verify passed") {
+		t.Errorf("make verify passed without saying so:\n%s", verify)
+	}
 	t.Logf("make verify in the project: %s", time.Since(start).Round(time.Second))
 
 	t.Run("VerifyFailsOnStaleGeneratedCode", func(t *testing.T) {

@@ -275,6 +275,7 @@ verify: manifests generate ## Fail if generated code, manifests or go.mod differ
 		echo "generated files differ from what is committed; run make generate manifests and commit the result:" >&2; \
 		echo "$$changed" >&2; exit 1; fi
 	go mod tidy -diff
+	@echo ">> verify passed: generated code, manifests and go.mod are what make generate manifests and go mod tidy write"
 `},
 
 		// test-e2e: the project's own suite on the cluster $KUBECONFIG reaches,

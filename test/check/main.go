@@ -42,8 +42,8 @@ type options struct {
 	logDir string
 	// parallel, when set, is go test's -parallel for this run, over
 	// KIT_E2E_PARALLEL (kittest.ParallelEnv); the lane's stub step sets it.
-	parallel                                            string
-	expectStub, verbose, ensureCluster, verifyContracts bool
+	parallel                                                         string
+	expectStub, verbose, ensureCluster, verifyContracts, verifyLines bool
 	// lessons asks for the lessons' numbers instead of a run, those that pass
 	// filter (-cluster, -kind, -smoke).
 	lessons bool
@@ -64,6 +64,7 @@ func main() {
 	flag.StringVar(&o.lane, "lane", "", "make test's steps for the lesson, comma-separated, in this order: e2e (the suite with the reference), stub (-expect-stub), solution (every exercise's solution passes, the reference fails it), smoke (what make test runs of a lesson with a cluster of its own)")
 	flag.BoolVar(&o.ensureCluster, "ensure-cluster", false, "what make check does: check the arguments and that the controller has -reconciler, before any cluster work; then make sure there is a cluster (hack/cluster/ensure-cluster.sh: the one KUBECONFIG reaches, else a local one started); then run the checks")
 	flag.BoolVar(&o.verifyContracts, "verify-contracts", false, "for make verify-docs: check that every lesson states each contract its checks rely on, and exit")
+	flag.BoolVar(&o.verifyLines, "verify-lines", false, "for make verify-docs: check that every file:line a lesson quotes from the kit's sources (main.go:231, foo_test.go:30, Makefile:45) still points at what it quotes, and exit")
 	flag.BoolVar(&o.lessons, "lessons", false, "print the numbers of the lessons, one a line, that pass the filters -cluster, -kind and -smoke, and exit (with -lesson: exit 1 when that lesson does not pass them)")
 	flag.StringVar(&o.filter.cluster, "cluster", "", "with -lessons: only the lessons whose lesson.yaml says this cluster: shared (they run in make test's lanes) or own (make test-lessonN)")
 	flag.BoolVar(&o.filter.kind, "kind", false, "with -lessons: only the lessons that run on kind (no localClusterOnly)")
@@ -89,6 +90,8 @@ func dispatch(o options) (int, error) {
 	switch {
 	case o.verifyContracts:
 		return verifyContracts(o.root, os.Stdout)
+	case o.verifyLines:
+		return verifyLines(o.root, os.Stdout)
 	case o.lessons:
 		return listLessons(o.root, o.lesson, o.filter, os.Stdout)
 	case o.lane != "":

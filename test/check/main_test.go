@@ -312,3 +312,22 @@ func TestJapaneseTextsMatchTheEnglishOnes(t *testing.T) {
 		}
 	}
 }
+
+func TestReportPrintsASkippedExerciseOnce(t *testing.T) {
+	t.Setenv(kittest.LangEnv, "en")
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "l.md"), []byte("## A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checks := []check{
+		{Test: "TestA1", Behaviour: "exercise a: one", Reread: "l.md#a", Exercise: "a"},
+		{Test: "TestA2", Behaviour: "exercise a: two", Reread: "l.md#a", Exercise: "a"},
+		{Test: "TestB1", Behaviour: "exercise b: one", Reread: "l.md#a", Exercise: "b"},
+		{Test: "TestB2", Behaviour: "exercise b: two", Reread: "l.md#a", Exercise: "b"},
+	}
+	var out strings.Builder
+	report(&out, root, checks, results(map[string]string{"TestA1": "skip", "TestA2": "skip", "TestB1": "pass", "TestB2": "pass"}), options{}, nil)
+	if got := strings.Count(out.String(), "skip  exercise a (EXERCISE=a runs it)"); got != 1 {
+		t.Errorf("the skipped exercise a is %d lines, want one:\n%s", got, out.String())
+	}
+}

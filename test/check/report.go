@@ -20,6 +20,7 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 	t := learnerTexts()
 	shown := newShownSoFar()
 	described := map[string]bool{}
+	skippedExercises := map[string]bool{}
 	for _, c := range checks {
 		described[c.Test] = true
 		if err := sectionExists(root, c.Reread); err != nil {
@@ -34,6 +35,11 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 			failed++
 			printFailure(w, root, c, results[c.Test], o, shown)
 		case "skip":
+			// An exercise not run here is one line, however many checks it has.
+			if c.Exercise != "" && skippedExercises[c.Exercise] {
+				break
+			}
+			skippedExercises[c.Exercise] = c.Exercise != ""
 			printSkip(w, c, results[c.Test], kindOnly)
 		case "":
 			if o.run != "" {
@@ -70,7 +76,7 @@ func printFailure(w io.Writer, root string, c check, res *result, o options, sho
 }
 
 // printSkip prints a skipped check: an exercise's, not asked for or kind-only
-// here; or one that skipped itself, whose own t.Skip line says why (say, a
+// here (report prints that once per exercise); or one that skipped itself, whose own t.Skip line says why (say, a
 // cluster without an audit log).
 func printSkip(w io.Writer, c check, res *result, kindOnly map[string]string) {
 	t := learnerTexts()

@@ -22,6 +22,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,9 +204,32 @@ func startManager(t *testing.T, cs kubernetes.Interface, name, namespace, pool s
 	p := kittest.StartProcess(t, name, suite.Bin, append(args, extraArgs...)...)
 	t.Cleanup(func() {
 		deleteServices(t, cs, namespace)
-		p.RequireNoLine(t, `Started "service-lb-controller"`, "the API server refused a request (forbidden): the manager asked for a verb or resource that config/rbac does not grant", "forbidden")
+		p.RequireNoLine(t, `Started "service-lb-controller"`, forbiddenMeaning(p.Lines("forbidden")), "forbidden")
 	})
 	return p
+}
+
+// refusedVerb is the API server's forbidden message, which names the verb and
+// the resource RBAC refused: `cannot patch resource "services/status" in API group ""`.
+var refusedVerb = regexp.MustCompile(`cannot (\w+) resource \\?"([^"\\]+)\\?"`)
+
+// forbiddenMeaning says what the manager's forbidden answers mean, naming each
+// verb and resource the API server refused (from its message in lines, the
+// manager's log lines that report them) and how to put back the shipped role.
+func forbiddenMeaning(lines []string) string {
+	var refused []string
+	for _, line := range lines {
+		for _, m := range refusedVerb.FindAllStringSubmatch(line, -1) {
+			if r := m[1] + " on " + m[2]; !slices.Contains(refused, r) {
+				refused = append(refused, r)
+			}
+		}
+	}
+	what := "a request of the manager (forbidden): config/rbac/role.yaml does not grant its verb or resource"
+	if len(refused) > 0 {
+		what = "the manager's " + strings.Join(refused, ", ") + " (forbidden): config/rbac/role.yaml does not grant it"
+	}
+	return "the API server refused " + what + " (git checkout cloud-provider-example/config/rbac/role.yaml puts back the shipped rules)"
 }
 
 // deleteServices deletes every Service in namespace and waits until they are

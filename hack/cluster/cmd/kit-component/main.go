@@ -12,7 +12,10 @@
 // use checks that the new binary runs (--version) before it stops anything,
 // restarts the component on it and waits until the component's /healthz answers
 // ok; when it does not within --timeout, it puts the old binary back, starts
-// that, and fails. kwokctl runs each component from a link in the cluster's
+// that, and fails. When another process answers the component's port (one of
+// another cluster, or left from an earlier run), the error names the port and,
+// on Linux, that process (from /proc), and says that a rerun or a cluster of
+// its own is the fix. kwokctl runs each component from a link in the cluster's
 // bin/ folder (to the kit's bin/ at first); use changes where that link points,
 // so the cluster keeps the new binary across its own restarts.
 //

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,14 +51,14 @@ func useBinary(ctx context.Context, cluster, component, binary string, timeout t
 	if err := swapTo(ctx, rt, c, link, binary); err != nil {
 		return err
 	}
-	if err := waitHealthy(ctx, c, timeout); err != nil {
+	if err := waitHealthy(ctx, cluster, c, timeout); err != nil {
 		log := filepath.Join(config.ClustersDir, cluster, "logs", component+".log")
 		fmt.Fprintf(os.Stderr, "%s: %s on %s is not healthy (%v); going back to %s\n", cluster, component, binary, err, old)
 		if backErr := swapTo(ctx, rt, c, link, old); backErr != nil {
 			return fmt.Errorf("%s on %s never became healthy (%v), and going back to %s failed too: %w; its log: %s",
 				component, binary, err, old, backErr, log)
 		}
-		if backErr := waitHealthy(ctx, c, timeout); backErr != nil {
+		if backErr := waitHealthy(ctx, cluster, c, timeout); backErr != nil {
 			return fmt.Errorf("%s on %s never became healthy (%v); back on %s, it is not healthy either (%v); its log: %s",
 				component, binary, err, old, backErr, log)
 		}
@@ -123,8 +124,12 @@ func waitPortFree(c internalversion.Component, timeout time.Duration) error {
 		}
 		conn.Close()
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s is stopped, but something still listens on %s (ss -ltnp | grep %s names it); stop it, then try again",
-				c.Name, c.Metric.Host, c.Metric.Host)
+			holder := "ss -ltnp | grep " + c.Metric.Host + " names it"
+			if l, ok := portListener(c.Metric.Host); ok {
+				holder = "it is " + l.String()
+			}
+			return fmt.Errorf("%s is stopped, but something still listens on %s (%s); stop it, then try again",
+				c.Name, c.Metric.Host, holder)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -132,8 +137,11 @@ func waitPortFree(c internalversion.Component, timeout time.Duration) error {
 
 // waitHealthy polls the component's /healthz on the host and with the client
 // certificate kwokctl gives its metrics endpoint, until it answers 200 ok or
-// timeout passes; the error is the last answer seen.
-func waitHealthy(ctx context.Context, c internalversion.Component, timeout time.Duration) error {
+// timeout passes; the error is the last answer seen. An answer from another
+// process on the component's port (plain HTTP where the component serves HTTPS,
+// or, at the timeout, a listener that is not the component's process) ends the
+// wait with an error that says so (portTaken).
+func waitHealthy(ctx context.Context, cluster string, c internalversion.Component, timeout time.Duration) error {
 	m := c.Metric
 	if m == nil || m.Host == "" {
 		return errors.New("kwokctl records no endpoint for this component, so its health cannot be read")
@@ -167,6 +175,8 @@ func waitHealthy(ctx context.Context, c internalversion.Component, timeout time.
 				return nil
 			}
 			last = fmt.Errorf("%s answered %d: %s", url, resp.StatusCode, strings.TrimSpace(string(body)))
+		} else if errors.Is(err, http.ErrSchemeMismatch) && scheme == "https" {
+			return portTaken(c, "it answered in plain HTTP, where "+c.Name+" serves HTTPS")
 		} else {
 			last = err
 		}
@@ -176,5 +186,34 @@ func waitHealthy(ctx context.Context, c internalversion.Component, timeout time.
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+	if l, ok := portListener(m.Host); ok {
+		if pid, err := componentPID(cluster, c.Name); err == nil && !descendsFrom(l.pid, pid) {
+			return portTaken(c, fmt.Sprintf("its health check got no ok (%v), and the port's listener is not %s's process (pid %d)", last, c.Name, pid))
+		}
+	}
 	return last
+}
+
+// portTaken is the error for a component whose port another process answers:
+// which port and why it is not the component, the process that holds it where
+// Linux's /proc says, and that a rerun or a cluster of its own is the fix.
+func portTaken(c internalversion.Component, why string) error {
+	holder := "ss -ltnp | grep " + c.Metric.Host + " names the process that holds it"
+	if l, ok := portListener(c.Metric.Host); ok {
+		holder = "it is held by " + l.String()
+	}
+	return fmt.Errorf("port %s is answered by another process, not by the %s just started (%s); %s. "+
+		"Another cluster or a process left from an earlier run took the port while %s restarted: this is not your code. "+
+		"Run the same command again, or use a cluster of its own (KIT_CLUSTER=NAME make local-up, then KIT_CLUSTER=NAME before each make command)",
+		c.Metric.Host, c.Name, why, holder, c.Name)
+}
+
+// componentPID returns the process id kwokctl's binary runtime recorded for the
+// component of the cluster (its pids/ folder).
+func componentPID(cluster, component string) (int, error) {
+	data, err := os.ReadFile(filepath.Join(config.ClustersDir, cluster, "pids", component+".pid"))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(data)))
 }
