@@ -134,7 +134,18 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 		return fmt.Errorf("reading Deployment %s/%s from the cache: %w", foo.Namespace, name, err)
 	}
 
-	// 5. Never touch a Deployment this Foo does not control: someone else made
+	// 5. A Deployment of that name that is on its way out is not a conflict:
+	// most likely the Foo was deleted and created again under its name
+	// (kubectl replace --force, a GitOps tool syncing again) and this is the
+	// old Foo's Deployment, which the garbage collector is deleting. Wait for
+	// it: its deletion queues this Foo (enqueueFoosOf), which then creates its
+	// own. No event, and the status claims none of its Pods.
+	if why := goingAway(deployment, foo); !metav1.IsControlledBy(deployment, foo) && why != "" {
+		logger.Info("Waiting for the Deployment to be gone before creating this Foo's own", "deployment", klog.KObj(deployment), "reason", why)
+		return r.updateStatus(ctx, foo, samplev1alpha1.FooStatus{ObservedGeneration: foo.Generation})
+	}
+
+	// 6. Never touch a Deployment this Foo does not control: someone else made
 	// it, or removed our owner reference from it, and adopting or changing it
 	// could break their workload. The kit never adopts. Report the conflict and
 	// stop claiming the Deployment's Pods in the status. No error: retrying
@@ -147,7 +158,7 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 		return r.updateStatus(ctx, foo, samplev1alpha1.FooStatus{ObservedGeneration: foo.Generation})
 	}
 
-	// 6. Correct replica drift (someone ran kubectl scale, or the Foo changed).
+	// 7. Correct replica drift (someone ran kubectl scale, or the Foo changed).
 	// Objects from the cache are shared: change a copy, never the original.
 	want := desiredReplicas(foo)
 	if deployment.Spec.Replicas == nil || *deployment.Spec.Replicas != want {
@@ -165,11 +176,32 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 		r.Recorder.Eventf(foo, corev1.EventTypeNormal, ReasonDeploymentScaled, "Scaled Deployment %s: spec.replicas %s -> %d", name, from, want)
 	}
 
-	// 7. Report what we observed.
+	// 8. Report what we observed.
 	return r.updateStatus(ctx, foo, samplev1alpha1.FooStatus{
 		AvailableReplicas:  deployment.Status.AvailableReplicas,
 		ObservedGeneration: foo.Generation,
 	})
+}
+
+// goingAway says why deployment, which has the name foo's Deployment must have,
+// is on its way out, or returns "" when it is not. It is when its
+// deletionTimestamp is set (a finalizer holds it while it is deleted), or when
+// its only owner reference is the controller reference of an earlier Foo of the
+// same name, one with another UID: that Foo was deleted, and the garbage
+// collector deletes what it owned. The name cannot tell the two apart from a
+// stranger's Deployment; the owner's UID and the deletionTimestamp can.
+func goingAway(deployment *appsv1.Deployment, foo *samplev1alpha1.Foo) string {
+	if deployment.DeletionTimestamp != nil {
+		return "it is being deleted"
+	}
+	if refs := deployment.OwnerReferences; len(refs) == 1 {
+		ref := refs[0]
+		if ref.Controller != nil && *ref.Controller && ref.Kind == "Foo" &&
+			ref.APIVersion == samplev1alpha1.SchemeGroupVersion.String() && ref.Name == foo.Name && ref.UID != foo.UID {
+			return "it belongs to a deleted Foo of the same name, and the garbage collector deletes it"
+		}
+	}
+	return ""
 }
 
 // deletedMeanwhile reads foo from the API server itself (one GET, not the cache)
