@@ -151,7 +151,8 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		}
 		dropped, err := r.Directory.DropGone(ctx, req.NamespacedName)
 		if err != nil {
-			return ignoreConflict(ctx, fmt.Errorf("removing the directory entry of Guestbook %s, which is gone: %w", req.NamespacedName, err))
+			// Not ignoreConflict: no later event would bring this key back.
+			return ctrl.Result{}, fmt.Errorf("removing the directory entry of Guestbook %s, which is gone: %w", req.NamespacedName, err)
 		}
 		if dropped {
 			log.Info("Guestbook is gone without its finalizer; removed its directory entry", "directory", r.Directory.Key)

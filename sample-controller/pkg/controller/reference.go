@@ -134,31 +134,30 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 		return fmt.Errorf("reading Deployment %s/%s from the cache: %w", foo.Namespace, name, err)
 	}
 
-	// 5. A Deployment of that name that is on its way out is not a conflict:
-	// most likely the Foo was deleted and created again under its name
-	// (kubectl replace --force, a GitOps tool syncing again) and this is the
-	// old Foo's Deployment, which the garbage collector is deleting. Wait for
-	// it: its deletion queues this Foo (enqueueFoosOf), which then creates its
-	// own. No event, and the status claims none of its Pods.
-	if why := goingAway(deployment, foo); !metav1.IsControlledBy(deployment, foo) && why != "" {
-		logger.Info("Waiting for the Deployment to be gone before creating this Foo's own", "deployment", klog.KObj(deployment), "reason", why)
-		return r.updateStatus(ctx, foo, samplev1alpha1.FooStatus{ObservedGeneration: foo.Generation})
-	}
-
-	// 6. Never touch a Deployment this Foo does not control: someone else made
+	// 5. Never touch a Deployment this Foo does not control: someone else made
 	// it, or removed our owner reference from it, and adopting or changing it
 	// could break their workload. The kit never adopts. Report the conflict and
 	// stop claiming the Deployment's Pods in the status. No error: retrying
 	// would change nothing, and every change to that Deployment (its deletion
 	// included) queues this Foo again through DeploymentNameIndex.
 	if !metav1.IsControlledBy(deployment, foo) {
+		// Unless it is on its way out: most likely the Foo was deleted and
+		// created again under its name (kubectl replace --force, a GitOps
+		// tool syncing again) and this is the old Foo's Deployment, which the
+		// garbage collector is deleting. That is no conflict: no event, a
+		// status that claims none of its Pods, and a wait. Its deletion queues
+		// this Foo (enqueueFoosOf), which then creates its own.
+		if why := goingAway(deployment, foo); why != "" {
+			logger.Info("Waiting for the Deployment to be gone before creating this Foo's own", "deployment", klog.KObj(deployment), "reason", why)
+			return r.updateStatus(ctx, foo, samplev1alpha1.FooStatus{ObservedGeneration: foo.Generation})
+		}
 		r.Recorder.Eventf(foo, corev1.EventTypeWarning, ReasonErrResourceExists,
 			"Deployment %s already exists and is not controlled by this Foo; delete that Deployment, or recreate the Foo with another deploymentName", name)
 		logger.V(2).Info("Deployment is not controlled by this Foo; leaving it alone", "deployment", klog.KObj(deployment))
 		return r.updateStatus(ctx, foo, samplev1alpha1.FooStatus{ObservedGeneration: foo.Generation})
 	}
 
-	// 7. Correct replica drift (someone ran kubectl scale, or the Foo changed).
+	// 6. Correct replica drift (someone ran kubectl scale, or the Foo changed).
 	// Objects from the cache are shared: change a copy, never the original.
 	want := desiredReplicas(foo)
 	if deployment.Spec.Replicas == nil || *deployment.Spec.Replicas != want {
@@ -176,7 +175,7 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 		r.Recorder.Eventf(foo, corev1.EventTypeNormal, ReasonDeploymentScaled, "Scaled Deployment %s: spec.replicas %s -> %d", name, from, want)
 	}
 
-	// 8. Report what we observed.
+	// 7. Report what we observed.
 	return r.updateStatus(ctx, foo, samplev1alpha1.FooStatus{
 		AvailableReplicas:  deployment.Status.AvailableReplicas,
 		ObservedGeneration: foo.Generation,
