@@ -77,6 +77,26 @@ func TestDirectoryEntryOfAGuestbookThatIsGoneIsDropped(t *testing.T) {
 	}
 }
 
+// A finalizer removed from a Guestbook that lives (kubectl replace with a
+// manifest that has none, a patch) is put back: the removal is an update, and
+// the reconcile it queues adds the finalizer again before anything else.
+func TestFinalizerRemovedFromALivingGuestbookIsPutBack(t *testing.T) {
+	ns := newNamespace(t)
+	createGuestbook(t, ns, "shop")
+	eventually(t, "the finalizer on shop", func(ctx context.Context) (bool, error) {
+		gb, err := getGuestbook(ctx, ns, "shop")
+		return err == nil && controllerutil.ContainsFinalizer(gb, FinalizerName), err
+	})
+	gb := &webappv1.Guestbook{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}
+	if err := k8sClient.Patch(context.Background(), gb, client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`))); err != nil {
+		t.Fatalf("removing the finalizer by hand: %v", err)
+	}
+	eventually(t, "the finalizer put back on shop", func(ctx context.Context) (bool, error) {
+		gb, err := getGuestbook(ctx, ns, "shop")
+		return err == nil && controllerutil.ContainsFinalizer(gb, FinalizerName), err
+	})
+}
+
 // At the operator's start the informer lists the directory ConfigMap, which
 // reaches Repairs as a create: each entry whose Guestbook does not exist queues
 // that Guestbook's key, and nothing else is queued; the reconcile of a key whose
