@@ -129,10 +129,14 @@ func guestbookNameOf(child string) (string, bool) {
 // set, so an object already in shape costs no write. An object of the same name
 // that this Guestbook does not control is left alone: the kit never adopts (it
 // may be someone else's, and a removed owner reference is a person's decision).
+// One that is going away (goingAway) is waited for; any other is a conflict.
 func (r *GuestbookReconciler) ensureChild(ctx context.Context, gb *webappv1.Guestbook, obj client.Object, set func()) error {
 	kind := kindOf(obj)
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, obj, func() error {
 		if obj.GetUID() != "" && !metav1.IsControlledBy(obj, gb) {
+			if why := goingAway(obj, gb); why != "" {
+				return &goingAwayError{kind: kind, name: obj.GetName(), why: why}
+			}
 			return &notOwnedError{kind: kind, name: obj.GetName()}
 		}
 		set()
@@ -217,6 +221,44 @@ type notOwnedError struct {
 // Error says which child is in the way and what the user can do about it.
 func (e *notOwnedError) Error() string {
 	return fmt.Sprintf("%s %s exists and is not controlled by this Guestbook; delete or rename it", e.kind, e.name)
+}
+
+// goingAway says why obj, a child-named object this Guestbook does not control,
+// is on its way out, or returns "" when it is not: one on its way out is waited
+// for, any other is a conflict. An object is on its way out when its
+// deletionTimestamp is set (it is being deleted, and a finalizer holds it for
+// now), or when its controller is an earlier Guestbook of the same name, one
+// with another UID: the Guestbook was deleted and created again under its name
+// (kubectl replace --force, a GitOps tool syncing again), and the garbage
+// collector deletes what the old one owned. That owner reference must be its
+// only one, or the collector would keep the object. The name alone cannot tell
+// an old child from a stranger's object; the owner's UID and the child's
+// deletionTimestamp can.
+func goingAway(obj client.Object, gb *webappv1.Guestbook) string {
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return "it is being deleted"
+	}
+	refs := obj.GetOwnerReferences()
+	if len(refs) != 1 {
+		return ""
+	}
+	ref := refs[0]
+	if ptr.Deref(ref.Controller, false) && ref.Kind == "Guestbook" &&
+		ref.APIVersion == webappv1.GroupVersion.String() && ref.Name == gb.Name && ref.UID != gb.UID {
+		return fmt.Sprintf("it belongs to a deleted Guestbook of the same name (uid %s), and the garbage collector deletes it", ref.UID)
+	}
+	return ""
+}
+
+// goingAwayError reports a child name still held by an object that is going
+// away (goingAway): the Guestbook waits for it to be gone, then creates its own.
+type goingAwayError struct {
+	kind, name, why string
+}
+
+// Error names the child in the way and why it will soon be gone.
+func (e *goingAwayError) Error() string {
+	return fmt.Sprintf("waiting for %s %s to be gone: %s", e.kind, e.name, e.why)
 }
 
 // kindOf names the kind of a child for messages (typed objects read from the

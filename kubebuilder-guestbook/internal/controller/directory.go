@@ -116,15 +116,39 @@ func (d *Directory) register(ctx context.Context, gb *webappv1.Guestbook) error 
 	return nil
 }
 
+// entryOf returns the Guestbook a directory key names: "<namespace>.<name>"
+// (a namespace has no dots, a name may).
+func entryOf(key string) (types.NamespacedName, bool) {
+	namespace, name, ok := strings.Cut(key, ".")
+	return types.NamespacedName{Namespace: namespace, Name: name}, ok && namespace != "" && name != ""
+}
+
 // Unregister removes the Guestbook's entry. A missing ConfigMap or entry counts
 // as done, so deletion never hangs on something already cleaned up.
 func (d *Directory) Unregister(ctx context.Context, gb *webappv1.Guestbook) error {
-	return sharedWrite(func() error { return d.unregister(ctx, gb) })
+	return sharedWrite(func() error { return d.unregister(ctx, EntryKey(gb)) })
 }
 
-// unregister is one attempt of Unregister.
-func (d *Directory) unregister(ctx context.Context, gb *webappv1.Guestbook) error {
-	key := EntryKey(gb)
+// DropGone removes the entry of a Guestbook that no longer exists, and reports
+// whether there was one. The finalizer removes an entry before its Guestbook
+// goes; this is for a Guestbook that went without it (its finalizer removed by
+// hand or by a `kubectl replace`, then deleted, perhaps while the operator was
+// away). It looks in the manager's cache first, so the usual case, a Guestbook
+// whose finalizer already did the work, costs no API call.
+func (d *Directory) DropGone(ctx context.Context, gone types.NamespacedName) (bool, error) {
+	key := gone.Namespace + "." + gone.Name
+	var cached corev1.ConfigMap
+	if err := d.Client.Get(ctx, d.Key, &cached); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if _, ok := cached.Data[key]; !ok {
+		return false, nil
+	}
+	return true, sharedWrite(func() error { return d.unregister(ctx, key) })
+}
+
+// unregister is one attempt of Unregister: it removes the entry key.
+func (d *Directory) unregister(ctx context.Context, key string) error {
 	var cm corev1.ConfigMap
 	if err := d.Reader.Get(ctx, d.Key, &cm); err != nil {
 		return client.IgnoreNotFound(err)
@@ -148,38 +172,66 @@ func (d *Directory) CacheOptions() cache.ByObject {
 	}
 }
 
-// Repairs is the event handler that keeps the directory repaired: a controller
-// watches what it generates. When someone deletes the ConfigMap, every Guestbook
-// is queued, and its reconcile registers it again (creating the ConfigMap); when
-// someone removes or changes an entry by hand, the Guestbook whose entry it was
-// is queued. An update looks only at the entries it changed, so the operator's
-// own writes, which add or set entries that are right, cost one map comparison
-// and queue nothing, and an entry removed because its Guestbook is going away
-// queues nothing either. guestbooks reads the Guestbooks (the manager's cache).
-// Events of other ConfigMaps are ignored.
+// Repairs is the event handler that keeps the directory true, in both
+// directions: a controller watches what it generates. When someone deletes the
+// ConfigMap, every Guestbook is queued, and its reconcile registers it again
+// (creating the ConfigMap); when someone removes or changes an entry by hand,
+// the Guestbook whose entry it was is queued. An entry whose Guestbook does not
+// exist queues that Guestbook's key, and the reconcile of a Guestbook that is
+// gone drops the entry (Directory.DropGone): such an entry is seen when the
+// ConfigMap is first listed, at the operator's start (its Guestbook was deleted
+// while the operator was away, with its finalizer removed by hand), and when an
+// entry is added. An update looks only at the entries it changed, so the
+// operator's own writes, which add or set entries that are right, cost a map
+// comparison and a cache read and queue nothing, and an entry removed because
+// its Guestbook is going away queues nothing either. guestbooks reads the
+// Guestbooks (the manager's cache). Events of other ConfigMaps are ignored.
 func (d *Directory) Repairs(guestbooks client.Reader) handler.TypedEventHandler[client.Object, reconcile.Request] {
 	isDirectory := func(obj client.Object) bool {
 		return obj.GetNamespace() == d.Key.Namespace && obj.GetName() == d.Key.Name
 	}
+	// queueIfGone queues the key of an entry whose Guestbook does not exist.
+	queueIfGone := func(ctx context.Context, entry string, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		key, ok := entryOf(entry)
+		if !ok {
+			return
+		}
+		if err := guestbooks.Get(ctx, key, &webappv1.Guestbook{}); apierrors.IsNotFound(err) {
+			q.Add(reconcile.Request{NamespacedName: key})
+		}
+	}
 	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e ctrlevent.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			cm, ok := e.Object.(*corev1.ConfigMap)
+			if !ok || !isDirectory(cm) {
+				return
+			}
+			for entry := range cm.Data {
+				queueIfGone(ctx, entry, q)
+			}
+		},
 		UpdateFunc: func(ctx context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			oldCM, ok1 := e.ObjectOld.(*corev1.ConfigMap)
 			newCM, ok2 := e.ObjectNew.(*corev1.ConfigMap)
 			if !ok1 || !ok2 || !isDirectory(newCM) {
 				return
 			}
-			for key, was := range oldCM.Data {
-				now, still := newCM.Data[key]
+			for entry := range newCM.Data {
+				if _, had := oldCM.Data[entry]; !had {
+					queueIfGone(ctx, entry, q)
+				}
+			}
+			for entry, was := range oldCM.Data {
+				now, still := newCM.Data[entry]
 				if still && now == was {
 					continue // untouched
 				}
-				// "<namespace>.<name>": a namespace has no dots, a name may.
-				namespace, name, ok := strings.Cut(key, ".")
+				key, ok := entryOf(entry)
 				if !ok {
 					continue
 				}
 				var gb webappv1.Guestbook
-				if err := guestbooks.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &gb); err != nil {
+				if err := guestbooks.Get(ctx, key, &gb); err != nil {
 					continue // no such Guestbook (any more): nothing to repair
 				}
 				if gb.DeletionTimestamp.IsZero() && now != entryValue(&gb) {

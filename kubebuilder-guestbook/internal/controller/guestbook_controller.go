@@ -65,6 +65,12 @@ const (
 	ReasonRecovered = "Recovered"
 )
 
+// ReasonChildGoingAway is the reason of a True Progressing condition while a
+// child's name is still held by an object that is being deleted, such as the
+// child of a deleted Guestbook of the same name (see goingAway): the Guestbook
+// waits for it, and is not degraded.
+const ReasonChildGoingAway = "ChildGoingAway"
+
 // Reasons of a True Degraded condition, recorded as the reason of the Warning
 // event that reports it too.
 const (
@@ -76,6 +82,11 @@ const (
 	// ReasonChildConflict: a child's name is taken by an object this Guestbook
 	// does not control (someone else's, or one whose owner reference was removed).
 	ReasonChildConflict = "ChildConflict"
+	// ReasonChildFailed: a child Deployment's own conditions say it has
+	// stopped making progress (ProgressDeadlineExceeded) or cannot create its
+	// Pods (ReplicaFailure); the message names the Deployment and the cause.
+	// The Guestbook recovers by itself when the Deployment does.
+	ReasonChildFailed = "ChildFailed"
 	// ReasonReconcileError: an API call failed; the reconcile is retried.
 	ReasonReconcileError = "ReconcileError"
 )
@@ -128,14 +139,27 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	log := logf.FromContext(ctx)
 
 	// 1. Read the Guestbook from the cache. Not found means it was deleted: its
-	// children go by garbage collection, its directory entry went with the finalizer.
+	// children go by garbage collection, and its directory entry went with the
+	// finalizer, unless someone removed the finalizer first (by hand, or with
+	// kubectl replace and a manifest without it): then the entry is dropped
+	// here. The operator's own record is kept true against the Guestbooks that
+	// exist, not only cleaned up on the way out.
 	var gb webappv1.Guestbook
 	if err := r.Get(ctx, req.NamespacedName, &gb); err != nil {
-		if apierrors.IsNotFound(err) {
-			log.Info("Guestbook is gone, nothing to do")
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("reading Guestbook: %w", err)
+		}
+		dropped, err := r.Directory.DropGone(ctx, req.NamespacedName)
+		if err != nil {
+			// Not ignoreConflict: no later event would bring this key back.
+			return ctrl.Result{}, fmt.Errorf("removing the directory entry of Guestbook %s, which is gone: %w", req.NamespacedName, err)
+		}
+		if dropped {
+			log.Info("Guestbook is gone without its finalizer; removed its directory entry", "directory", r.Directory.Key)
 			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, fmt.Errorf("reading Guestbook: %w", err)
+		log.Info("Guestbook is gone, nothing to do")
+		return ctrl.Result{}, nil
 	}
 
 	// 2. Being deleted: clean up what owner references cannot, then let it go.
@@ -169,17 +193,27 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	// frontend need its Service.
 	deployments, err := r.ensureChildren(ctx, &gb)
 	var notOwned *notOwnedError
+	var waiting *goingAwayError
 	switch {
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		// The namespace is being deleted, the Guestbook with it: the refusal
 		// is the end of the work, not an error to retry or to report.
 		log.Info("Namespace is terminating, nothing more to create")
 		return ctrl.Result{}, nil
+	case errors.As(err, &waiting):
+		// The child's name is held by an object on its way out, most likely the
+		// child of a Guestbook of the same name that was deleted a moment ago.
+		// Not a conflict: no Warning, no Degraded. Its deletion (Owns, or the
+		// watch by name) queues this Guestbook, which then creates its own.
+		log.Info("Waiting for an object that is going away to free a child's name", "child", waiting.kind+" "+waiting.name)
+		forgetComponent(&gb, waiting.kind, waiting.name)
+		setWaiting(&gb, ReasonChildGoingAway, waiting.Error())
+		return ctrl.Result{}, r.updateStatus(ctx, &gb, oldStatus)
 	case errors.As(err, &notOwned):
 		// A person has to resolve this; the watch by name (NewControllerBuilder)
 		// brings the change that does. Meanwhile the status claims no replicas
 		// of a Deployment the Guestbook does not control.
-		forgetComponent(&gb, notOwned)
+		forgetComponent(&gb, notOwned.kind, notOwned.name)
 		setBlocked(&gb, ReasonChildConflict, notOwned.Error())
 		return ctrl.Result{}, r.updateStatus(ctx, &gb, oldStatus)
 	case apierrors.IsConflict(err):

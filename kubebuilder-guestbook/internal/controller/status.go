@@ -42,14 +42,16 @@ func setObserved(gb *webappv1.Guestbook, deployments map[string]*appsv1.Deployme
 	gb.Status.RedisFollower = componentStatus(deployments["redis-follower"])
 	gb.Status.Frontend = componentStatus(deployments["frontend"])
 
-	var unavailable, rolling []string
+	var unavailable, rolling, failing []string
 	for _, name := range []string{"redis-leader", "redis-follower", "frontend"} {
 		d := deployments[name]
 		desired := ptr.Deref(d.Spec.Replicas, 1)
 		if d.Status.AvailableReplicas < desired {
 			unavailable = append(unavailable, name+" "+replicasText(d.Status.AvailableReplicas, desired)+" available")
 		}
-		if rollingOut(d) {
+		if failure := deploymentFailure(d); failure != "" {
+			failing = append(failing, failure)
+		} else if rollingOut(d) {
 			rolling = append(rolling, name)
 		}
 	}
@@ -59,22 +61,58 @@ func setObserved(gb *webappv1.Guestbook, deployments map[string]*appsv1.Deployme
 	} else {
 		setCondition(gb, webappv1.ConditionAvailable, metav1.ConditionFalse, "ComponentsUnavailable", strings.Join(unavailable, ", "))
 	}
-	if len(rolling) == 0 {
+	switch {
+	case len(failing) > 0:
+		// A child that has given up is not rolling out: say which and why.
+		message := strings.Join(failing, "; ")
+		setCondition(gb, webappv1.ConditionProgressing, metav1.ConditionFalse, ReasonChildFailed, "see the Degraded condition")
+		setCondition(gb, webappv1.ConditionDegraded, metav1.ConditionTrue, ReasonChildFailed, message)
+		return
+	case len(rolling) == 0:
 		setCondition(gb, webappv1.ConditionProgressing, metav1.ConditionFalse, "RolloutComplete", "every component runs its current spec")
-	} else {
+	default:
 		setCondition(gb, webappv1.ConditionProgressing, metav1.ConditionTrue, "RollingOut", "rolling out: "+strings.Join(rolling, ", "))
 	}
 	setCondition(gb, webappv1.ConditionDegraded, metav1.ConditionFalse, "AsExpected", "the operator can bring the Guestbook to its spec")
 }
 
-// forgetComponent zeroes the replica counts of the component whose Deployment
-// is the object of conflict, so the status does not report Pods of a Deployment
-// the Guestbook does not control. A conflicting Service changes no count.
-func forgetComponent(gb *webappv1.Guestbook, conflict *notOwnedError) {
-	if conflict.kind != "Deployment" {
+// deploymentFailure returns what a Deployment's own conditions say is wrong
+// with it, naming it ("Deployment shop-frontend: ProgressDeadlineExceeded: ..."),
+// or "" when they say nothing is. Its replica counts cannot tell a rollout that
+// is slow from one that has stopped; the Deployment controller can, and says so
+// in two conditions: Progressing False with reason ProgressDeadlineExceeded
+// (spec.progressDeadlineSeconds passed without progress) and ReplicaFailure True
+// (a ReplicaSet cannot create its Pods: a quota, an admission refusal). The
+// conditions of a spec the Deployment controller has not yet seen
+// (status.observedGeneration behind) are about the old one, and ignored, as
+// `kubectl rollout status` does.
+func deploymentFailure(d *appsv1.Deployment) string {
+	if d.Status.ObservedGeneration < d.Generation {
+		return ""
+	}
+	var causes []string
+	for _, c := range d.Status.Conditions {
+		switch {
+		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded",
+			c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
+			causes = append(causes, fmt.Sprintf("%s (%s): %s", c.Type, c.Reason, c.Message))
+		}
+	}
+	if len(causes) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Deployment %s: %s", d.Name, strings.Join(causes, "; "))
+}
+
+// forgetComponent zeroes the replica counts of the component whose child of
+// kind and name is not the Guestbook's (a conflict, or one going away), so the
+// status does not report Pods of a Deployment the Guestbook does not control.
+// A Service changes no count.
+func forgetComponent(gb *webappv1.Guestbook, kind, name string) {
+	if kind != "Deployment" {
 		return
 	}
-	switch conflict.name {
+	switch name {
 	case gb.Name + webappv1.FrontendSuffix:
 		gb.Status.Frontend = webappv1.ComponentStatus{}
 	case gb.Name + webappv1.RedisLeaderSuffix:
@@ -90,6 +128,15 @@ func setBlocked(gb *webappv1.Guestbook, reason, message string) {
 	setCondition(gb, webappv1.ConditionDegraded, metav1.ConditionTrue, reason, message)
 	setCondition(gb, webappv1.ConditionAvailable, metav1.ConditionFalse, reason, "see the Degraded condition")
 	setCondition(gb, webappv1.ConditionProgressing, metav1.ConditionFalse, reason, "see the Degraded condition")
+}
+
+// setWaiting records that the Reconciler is waiting for something that will
+// happen without anyone's help (reason, message): Progressing True, Available
+// False, and Degraded False, since nothing is wrong.
+func setWaiting(gb *webappv1.Guestbook, reason, message string) {
+	setCondition(gb, webappv1.ConditionProgressing, metav1.ConditionTrue, reason, message)
+	setCondition(gb, webappv1.ConditionAvailable, metav1.ConditionFalse, reason, "see the Progressing condition")
+	setCondition(gb, webappv1.ConditionDegraded, metav1.ConditionFalse, "AsExpected", "the operator can bring the Guestbook to its spec")
 }
 
 func setCondition(gb *webappv1.Guestbook, conditionType string, status metav1.ConditionStatus, reason, message string) {

@@ -58,14 +58,17 @@ func TestGuestbookOperator(t *testing.T) {
 		// OwnerReferencesPermissionEnforcement plugin could not look up the
 		// Guestbook kind in its discovery cache for a moment (seen on kind,
 		// with other lessons' CRDs applied beside this suite; see
-		// kittest.WaitForCRD), and the reconcile is retried.
+		// kittest.WaitForCRD), and the reconcile is retried. Nor is a Pod
+		// refused by a ResourceQuota ("forbidden: exceeded quota"), which
+		// FailedChildIsDegradedNamingItAndRecovers causes on purpose and the
+		// operator reports in its ChildFailed event.
 		if len(manager.Lines("Starting manager")) == 0 {
 			manager.RequireNoLine(t, "Starting manager", "the manager hit RBAC errors with the shipped role", "forbidden")
 			return
 		}
 		var refused []string
 		for _, line := range manager.Lines("forbidden") {
-			if !strings.Contains(line, "cannot find RESTMapping") {
+			if !strings.Contains(line, "cannot find RESTMapping") && !strings.Contains(line, "exceeded quota") {
 				refused = append(refused, line)
 			}
 		}
@@ -236,6 +239,15 @@ func TestGuestbookOperator(t *testing.T) {
 	t.Run("ChildNameTakenIsDegradedAndLeftAlone", func(t *testing.T) {
 		t.Parallel()
 		childNameTakenIsDegradedAndLeftAlone(t, c, cs)
+	})
+	// Field cases (fieldcases_test.go).
+	t.Run("FailedChildIsDegradedNamingItAndRecovers", func(t *testing.T) {
+		t.Parallel()
+		failedChildIsReportedAndRecovers(t, c, cs)
+	})
+	t.Run("ChildOfADeletedGuestbookOfTheSameNameIsWaitedFor", func(t *testing.T) {
+		t.Parallel()
+		childOfADeletedGuestbookIsWaitedFor(t, c, cs)
 	})
 	t.Run("RestingGuestbookCostsNoWrite", func(t *testing.T) {
 		t.Parallel()

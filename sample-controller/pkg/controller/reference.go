@@ -141,6 +141,16 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 	// would change nothing, and every change to that Deployment (its deletion
 	// included) queues this Foo again through DeploymentNameIndex.
 	if !metav1.IsControlledBy(deployment, foo) {
+		// Unless it is on its way out: most likely the Foo was deleted and
+		// created again under its name (kubectl replace --force, a GitOps
+		// tool syncing again) and this is the old Foo's Deployment, which the
+		// garbage collector is deleting. That is no conflict: no event, a
+		// status that claims none of its Pods, and a wait. Its deletion queues
+		// this Foo (enqueueFoosOf), which then creates its own.
+		if why := goingAway(deployment, foo); why != "" {
+			logger.Info("Waiting for the Deployment to be gone before creating this Foo's own", "deployment", klog.KObj(deployment), "reason", why)
+			return r.updateStatus(ctx, foo, samplev1alpha1.FooStatus{ObservedGeneration: foo.Generation})
+		}
 		r.Recorder.Eventf(foo, corev1.EventTypeWarning, ReasonErrResourceExists,
 			"Deployment %s already exists and is not controlled by this Foo; delete that Deployment, or recreate the Foo with another deploymentName", name)
 		logger.V(2).Info("Deployment is not controlled by this Foo; leaving it alone", "deployment", klog.KObj(deployment))
@@ -170,6 +180,27 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 		AvailableReplicas:  deployment.Status.AvailableReplicas,
 		ObservedGeneration: foo.Generation,
 	})
+}
+
+// goingAway says why deployment, which has the name foo's Deployment must have,
+// is on its way out, or returns "" when it is not. It is when its
+// deletionTimestamp is set (a finalizer holds it while it is deleted), or when
+// its only owner reference is the controller reference of an earlier Foo of the
+// same name, one with another UID: that Foo was deleted, and the garbage
+// collector deletes what it owned. The name cannot tell the two apart from a
+// stranger's Deployment; the owner's UID and the deletionTimestamp can.
+func goingAway(deployment *appsv1.Deployment, foo *samplev1alpha1.Foo) string {
+	if deployment.DeletionTimestamp != nil {
+		return "it is being deleted"
+	}
+	if refs := deployment.OwnerReferences; len(refs) == 1 {
+		ref := refs[0]
+		if ref.Controller != nil && *ref.Controller && ref.Kind == "Foo" &&
+			ref.APIVersion == samplev1alpha1.SchemeGroupVersion.String() && ref.Name == foo.Name && ref.UID != foo.UID {
+			return "it belongs to a deleted Foo of the same name, and the garbage collector deletes it"
+		}
+	}
+	return ""
 }
 
 // deletedMeanwhile reads foo from the API server itself (one GET, not the cache)

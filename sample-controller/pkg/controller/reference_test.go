@@ -265,6 +265,67 @@ func TestReconcileRefusesForeignDeployment(t *testing.T) {
 	}
 }
 
+// TestReconcileWaitsForTheDeploymentOfADeletedFooOfTheSameName: the Foo was
+// deleted and created again under its name (kubectl replace --force) while its
+// old Deployment is still there: not yet collected (its controller the old
+// Foo's UID), or being deleted and held by a finalizer. That Deployment is not
+// a stranger's: no Warning, no write to it, a status that claims none of its
+// Pods, no error. A Deployment that is being deleted is waited for whoever
+// owns it. One of another Foo, or of none, stays a conflict.
+func TestReconcileWaitsForTheDeploymentOfADeletedFooOfTheSameName(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		change   func(old *appsv1.Deployment)
+		conflict bool
+	}{
+		{name: "not yet collected", change: func(*appsv1.Deployment) {}},
+		{name: "being deleted, held by a finalizer", change: func(d *appsv1.Deployment) {
+			d.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+			d.Finalizers = []string{"example.com/hold"}
+		}},
+		{name: "being deleted, no owner", change: func(d *appsv1.Deployment) {
+			d.OwnerReferences = nil
+			d.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+			d.Finalizers = []string{"example.com/hold"}
+		}},
+		{name: "of another Foo", conflict: true, change: func(d *appsv1.Deployment) {
+			d.OwnerReferences[0].Name = "other"
+		}},
+		{name: "also owned by something else", conflict: true, change: func(d *appsv1.Deployment) {
+			d.OwnerReferences = append(d.OwnerReferences, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "keep", UID: "keep-uid"})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			foo := newFoo("test", ptr.To[int32](1))
+			previous := newFoo("test", ptr.To[int32](1))
+			previous.UID = "previous-uid"
+			old := ownedDeployment(previous, 1)
+			tc.change(old)
+			f.foos = append(f.foos, foo)
+			f.deployments = append(f.deployments, old)
+
+			if err := f.reconcile(key(foo)); err != nil {
+				t.Fatalf("Reconcile returned %v, want nil", err)
+			}
+
+			assertWrites(t, "kube", writes(f.kubeClient.Actions()))
+			assertWrites(t, "foo", writes(f.fooClient.Actions()), "update foos/status")
+			updated := f.fooClient.Actions()[0].(core.UpdateAction).GetObject().(*samplev1alpha1.Foo)
+			if want := (samplev1alpha1.FooStatus{ObservedGeneration: 1}); updated.Status != want {
+				t.Errorf("status = %+v, want %+v (no available replicas: the Deployment is not this Foo's)", updated.Status, want)
+			}
+			got := f.events()
+			switch {
+			case tc.conflict && (len(got) != 1 || !strings.HasPrefix(got[0], "Warning ErrResourceExists")):
+				t.Errorf("events = %q, want one Warning ErrResourceExists: the Deployment is not going away", got)
+			case !tc.conflict && len(got) != 0:
+				t.Errorf("events = %q, want none: the Deployment is going away, which is no conflict", got)
+			}
+		})
+	}
+}
+
 // TestReconcileLeavesAFooBeingDeletedAlone: a Foo with deletionTimestamp set
 // (a foreground deletion, with the garbage collector deleting its Deployment)
 // gets no Deployment, no status write and no event.

@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
@@ -200,4 +201,91 @@ func TestDeploymentThatLostItsOwnerReferenceIsReportedNotAdopted(t *testing.T) {
 		t.Errorf("Deployment web was changed by the controller after it lost its owner reference: replicas %d (want 4), owner references %v (want none)",
 			replicas, d.OwnerReferences)
 	}
+}
+
+// TestFooRecreatedUnderItsNameWaitsForTheOldDeployment: a Foo deleted and
+// created again under its name (kubectl replace --force, a GitOps tool syncing
+// again) while its old Deployment is held by a finalizer. That Deployment,
+// controlled by the old Foo's UID and with deletionTimestamp set, is going away,
+// not a stranger's: the new Foo gets no ErrResourceExists Warning and waits, and
+// once the finalizer is removed and the old Deployment gone it gets its own.
+func TestFooRecreatedUnderItsNameWaitsForTheOldDeployment(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cs, fooClient, ns, _ := convergedFoo(t, "sample-recreated", 1)
+	const hold = "controller-kit.dev/e2e-hold"
+	setHold := func(remove bool) {
+		t.Helper()
+		kittest.Eventually(t, deadline, "the test's finalizer on Deployment web", func(ctx context.Context) (bool, error) {
+			d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				return gone(err)
+			}
+			kept := d.Finalizers[:0]
+			for _, f := range d.Finalizers {
+				if f != hold {
+					kept = append(kept, f)
+				}
+			}
+			if d.Finalizers = kept; !remove {
+				d.Finalizers = append(d.Finalizers, hold)
+			}
+			_, err = cs.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+			return err == nil, client409(err)
+		})
+	}
+	setHold(false)
+	t.Cleanup(func() { setHold(true) })
+	old, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// kubectl replace --force -f web.yaml
+	if err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kittest.Eventually(t, deadline, "the old Foo to be gone", func(ctx context.Context) (bool, error) {
+		_, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, "web", metav1.GetOptions{})
+		return gone(err)
+	})
+	foo := createFoo(t, fooClient, newFoo(ns, "web", 1))
+	waitForDeployment(t, cs, ns, "web", "the old Deployment held by its finalizer, deletionTimestamp set", func(d *appsv1.Deployment) bool {
+		return d.UID == old.UID && d.DeletionTimestamp != nil
+	})
+	// The new Foo was reconciled with the old Deployment in its way: its
+	// status says so (observedGeneration written, no Pods claimed).
+	kittest.Eventually(t, deadline, "the new Foo's first status", func(ctx context.Context) (bool, error) {
+		f, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && f.Status.ObservedGeneration == f.Generation, err
+	})
+	f, err := fooClient.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Status.AvailableReplicas != 0 {
+		t.Errorf("the new Foo claims %d available replicas of the old Foo's Deployment; want 0", f.Status.AvailableReplicas)
+	}
+
+	setHold(true)
+	waitForDeployment(t, cs, ns, "web", "a Deployment controlled by the new Foo", func(d *appsv1.Deployment) bool {
+		return metav1.IsControlledBy(d, foo)
+	})
+	waitForFooStatus(t, fooClient, ns, "web", 1)
+	selector := fields.Set{"involvedObject.name": "web", "involvedObject.uid": string(foo.UID), "type": corev1.EventTypeWarning}.String()
+	events, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		t.Errorf("Warning %s on the new Foo: %q; want none: the old Foo's Deployment, going away, is no conflict", e.Reason, e.Message)
+	}
+}
+
+// client409 turns a conflict into "try again" for kittest.Eventually.
+func client409(err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
 }
