@@ -35,7 +35,8 @@ const ReasonRestoredFinalizer = "RestoredFinalizer"
 // cloud to delete its load balancer. The controller itself adds the finalizer
 // only when it syncs a Service: at start-up, on the changes needsUpdate
 // compares, and on retries; a replace that drops nothing but the finalizer is
-// none of these, so it is left off until the manager restarts.
+// none of these, so it is left off until the manager restarts or the Service
+// changes.
 //
 // It is a small controller of its own: an informer event handler that queues
 // the Service's key, and one worker that reads the Service from the cache and

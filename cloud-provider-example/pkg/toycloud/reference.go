@@ -274,6 +274,7 @@ func retryAfter(err error, delay time.Duration) error {
 	return &retryError{err: err, retry: api.NewRetryError(err.Error(), delay)}
 }
 
+// Error returns err's message.
 func (e *retryError) Error() string { return e.err.Error() }
 
 // Unwrap returns err and the api.RetryError, for errors.Is and errors.As.
