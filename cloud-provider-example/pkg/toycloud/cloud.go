@@ -22,9 +22,11 @@ import (
 	"io"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 )
 
@@ -99,6 +101,9 @@ type Cloud struct {
 	newLB        NewLoadBalancer
 	newInstances NewInstances
 	services     corelisters.ServiceLister
+	// keeper puts the cleanup finalizer back on a Service that lost it; nil
+	// until Initialize has a client.
+	keeper *finalizerKeeper
 
 	lbOnce sync.Once
 	lb     cloudprovider.LoadBalancer
@@ -137,18 +142,34 @@ func (c *Cloud) Pool() Pool { return c.pool }
 // Machines returns the machines of the cloud config.
 func (c *Cloud) Machines() []Machine { return c.machines }
 
-// Initialize is called by the manager before any controller starts. The toy cloud
-// has no client to build and nothing to start.
-func (c *Cloud) Initialize(cloudprovider.ControllerClientBuilder, <-chan struct{}) {}
+// Initialize is called by the manager before any controller starts, with the
+// manager's clients and a channel closed when it stops. The toy cloud starts
+// one small controller of its own there, which puts the service controller's
+// cleanup finalizer back on a Service that lost it (see finalizerKeeper); it
+// gets the Services in SetInformers.
+func (c *Cloud) Initialize(clients cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	client, err := clients.Client(ProviderName)
+	if err != nil {
+		klog.ErrorS(err, "The toy cloud has no client: a Service that loses its load balancer's cleanup finalizer does not get it back")
+		return
+	}
+	c.keeper = startFinalizerKeeper(wait.ContextForChannel(stop), client)
+}
 
 // SetInformers is called by the manager (startControllers in
 // k8s.io/cloud-provider app/controllermanager.go) after Initialize and before the
 // service controller asks for LoadBalancer: asking the factory for the Service
 // lister here registers the same informer the service controller uses, which the
 // manager starts and the controller waits for, so the load balancer reads what
-// the controller reads.
+// the controller reads. The finalizer keeper watches the same informer.
 func (c *Cloud) SetInformers(factory informers.SharedInformerFactory) {
-	c.services = factory.Core().V1().Services().Lister()
+	services := factory.Core().V1().Services()
+	c.services = services.Lister()
+	if c.keeper != nil {
+		if err := c.keeper.watch(services); err != nil {
+			klog.ErrorS(err, "The toy cloud cannot watch Services: a Service that loses its load balancer's cleanup finalizer does not get it back")
+		}
+	}
 }
 
 // LoadBalancer returns the cloud's load balancer, made on the first call, and

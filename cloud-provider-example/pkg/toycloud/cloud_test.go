@@ -5,10 +5,18 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	cloudprovider "k8s.io/cloud-provider"
+	servicehelper "k8s.io/cloud-provider/service/helpers"
+	"k8s.io/utils/ptr"
 )
 
 func TestReadConfig(t *testing.T) {
@@ -130,5 +138,90 @@ func TestStubLogsAndRefusesButLetsServicesGo(t *testing.T) {
 	}
 	if err := stub.EnsureLoadBalancerDeleted(ctx, "kubernetes", s); err != nil {
 		t.Errorf("EnsureLoadBalancerDeleted: %v", err)
+	}
+}
+
+// clientsOf is a cloudprovider.ControllerClientBuilder that hands out one
+// clientset, as the manager's builder hands out clients of its kubeconfig.
+type clientsOf struct{ client kubernetes.Interface }
+
+func (c clientsOf) Config(string) (*rest.Config, error)         { return &rest.Config{}, nil }
+func (c clientsOf) ConfigOrDie(string) *rest.Config             { return &rest.Config{} }
+func (c clientsOf) Client(string) (kubernetes.Interface, error) { return c.client, nil }
+func (c clientsOf) ClientOrDie(string) kubernetes.Interface     { return c.client }
+
+// withFinalizer gives the Service the service controller's cleanup finalizer.
+func withFinalizer(s *corev1.Service) {
+	s.Finalizers = append(s.Finalizers, servicehelper.LoadBalancerCleanupFinalizer)
+}
+
+func TestCloudPutsTheCleanupFinalizerBack(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Each Service had the finalizer and an address; then each is written
+	// without the finalizer. Only web, which still wants its load balancer,
+	// gets it back.
+	web := lbService("web", withStatusIP("192.0.2.240"), withFinalizer)
+	internal := lbService("internal", withStatusIP("192.0.2.241"), withFinalizer)
+	going := lbService("going", withStatusIP("192.0.2.242"), withFinalizer, func(s *corev1.Service) {
+		s.Finalizers = append(s.Finalizers, "example.com/hold")
+		s.DeletionTimestamp = ptr.To(metav1.Now())
+	})
+	client := fake.NewClientset(web, internal, going)
+	cloud, err := New(nil, func(d LoadBalancerDeps) cloudprovider.LoadBalancer { return NewPoolLoadBalancer(d.Pool, d.Services) }, newStubInstances)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cloud.Initialize(clientsOf{client}, ctx.Done())
+	factory := informers.NewSharedInformerFactory(client, 0)
+	cloud.SetInformers(factory)
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+
+	// What the controller does when a Service becomes ClusterIP, and what
+	// a user does to a Service held by a finalizer of their own: neither is
+	// undone. Then kubectl replace of web with its manifest, which has no
+	// finalizers. The keeper handles them in this order.
+	internal = internal.DeepCopy()
+	internal.Spec.Type, internal.Finalizers = corev1.ServiceTypeClusterIP, nil
+	going = going.DeepCopy()
+	going.Finalizers = []string{"example.com/hold"}
+	replaced := lbService("web", withStatusIP("192.0.2.240"))
+	for _, s := range []*corev1.Service{internal, going, replaced} {
+		if _, err := client.CoreV1().Services("ns").Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		s, err := client.CoreV1().Services("ns").Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && servicehelper.HasLBFinalizer(s), nil
+	})
+	if err != nil {
+		t.Fatal("web, replaced without the cleanup finalizer, did not get it back")
+	}
+	for _, name := range []string{"internal", "going"} {
+		s, err := client.CoreV1().Services("ns").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if servicehelper.HasLBFinalizer(s) {
+			t.Errorf("%s got the cleanup finalizer back: %v", name, s.Finalizers)
+		}
+	}
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		events, err := client.CoreV1().Events("ns").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.InvolvedObject.Name == "web" && e.Reason == "RestoredFinalizer" && strings.Contains(e.Message, "192.0.2.240") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Error("no RestoredFinalizer event on web naming its address")
 	}
 }

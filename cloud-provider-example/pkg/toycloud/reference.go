@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 )
@@ -18,6 +22,17 @@ import (
 // ErrPoolExhausted is wrapped by EnsureLoadBalancer's error when every address of
 // the pool is allocated; the message names the pool.
 var ErrPoolExhausted = errors.New("no free address in the pool")
+
+// ExhaustedRetryDelay is how soon the service controller asks again for a
+// Service that waits for an address: the pool had none free, or the address it
+// asks for is another Service's. EnsureLoadBalancer's error then carries an
+// api.RetryError with this delay, which the controller waits instead of its
+// backoff (5 s doubling to 5 min per Service; processNextServiceItem in
+// k8s.io/cloud-provider controllers/service/controller.go): the controller is
+// never told that an address was freed, so a Service that has waited for long
+// would otherwise get it minutes late. Each waiting Service costs one attempt
+// and its events per delay.
+const ExhaustedRetryDelay = 30 * time.Second
 
 // ErrOutsidePool is wrapped by EnsureLoadBalancer's error when a Service asks for
 // an address (spec.loadBalancerIP) the pool does not hold; the message names the
@@ -37,6 +52,13 @@ var ErrOutsidePool = errors.New("the address is outside the pool")
 // handed out, and a Service showing an address of the pool keeps it. So nothing
 // is allocated twice, and no store other than the API server is needed.
 //
+// The memory is kept true against the Services that exist: before it hands out
+// an address, EnsureLoadBalancer releases every allocation whose Service the
+// cache no longer holds (releaseGone). A Service deleted after its cleanup
+// finalizer was removed (kubectl replace with a manifest that lacks it, say)
+// goes at once, and the controller, which has no delete handler, never calls
+// EnsureLoadBalancerDeleted for it.
+//
 // Build it with NewPoolLoadBalancer; it is safe for the service controller's
 // concurrent workers (--concurrent-service-syncs).
 type PoolLoadBalancer struct {
@@ -46,8 +68,19 @@ type PoolLoadBalancer struct {
 	services corelisters.ServiceLister
 
 	mu sync.Mutex
-	// allocated maps a load balancer's name (GetLoadBalancerName) to its address.
-	allocated map[string]netip.Addr
+	// allocated maps a load balancer's name (GetLoadBalancerName) to its
+	// address and the Service it is for.
+	allocated map[string]allocation
+}
+
+// allocation is one address in memory and the Service it was allocated for: its
+// namespace/name, which messages name (the load balancer's own name is "a" and
+// a UID, which tells a user nothing), and its UID, which tells it from a Service
+// made again under the same name.
+type allocation struct {
+	addr    netip.Addr
+	service klog.ObjectRef
+	uid     types.UID
 }
 
 var _ cloudprovider.LoadBalancer = &PoolLoadBalancer{}
@@ -55,7 +88,7 @@ var _ cloudprovider.LoadBalancer = &PoolLoadBalancer{}
 // NewPoolLoadBalancer returns a PoolLoadBalancer handing out pool's addresses,
 // reading earlier allocations from the Services services lists (nil: none).
 func NewPoolLoadBalancer(pool Pool, services corelisters.ServiceLister) *PoolLoadBalancer {
-	return &PoolLoadBalancer{pool: pool, services: services, allocated: map[string]netip.Addr{}}
+	return &PoolLoadBalancer{pool: pool, services: services, allocated: map[string]allocation{}}
 }
 
 // GetLoadBalancerName returns the name the toy cloud knows a Service's load
@@ -89,7 +122,10 @@ func (lb *PoolLoadBalancer) GetLoadBalancer(ctx context.Context, clusterName str
 // requestedAddress). The error wraps ErrOutsidePool when the address asked for
 // is not in the pool (or not an address), and ErrPoolExhausted
 // when no address is free; both name the pool, and the service controller turns
-// them into a Warning event (SyncLoadBalancerFailed) and retries with its backoff.
+// them into a Warning event (SyncLoadBalancerFailed). It retries the first with
+// its backoff; a Service that waits for an address (none free, or the one it
+// asks for held by another Service, which the error names) after
+// ExhaustedRetryDelay.
 func (lb *PoolLoadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName string, service *corev1.Service, nodes []*corev1.Node) (*corev1.LoadBalancerStatus, error) {
 	logger := klog.FromContext(ctx)
 	name := lb.GetLoadBalancerName(ctx, clusterName, service)
@@ -111,30 +147,35 @@ func (lb *PoolLoadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName 
 	lb.mu.Lock()
 	defer lb.mu.Unlock()
 
-	// 2. A load balancer that has its address already keeps it, unless the
+	// 2. What memory holds for Services that are gone is free again.
+	lb.releaseGone(logger)
+
+	// 3. A load balancer that has its address already keeps it, unless the
 	// Service now asks for another one.
 	current, has := lb.addressOf(name, service)
 	if has && (!requested.IsValid() || requested == current) {
-		lb.allocated[name] = current
+		lb.allocated[name] = allocation{addr: current, service: klog.KObj(service), uid: service.UID}
 		logger.V(2).Info("Load balancer is up to date", "service", klog.KObj(service), "loadBalancer", name, "address", current, "nodes", len(nodes))
 		return statusFor(current, service), nil
 	}
 
-	// 3. Otherwise take the address asked for, or the lowest free one.
+	// 4. Otherwise take the address asked for, or the lowest free one.
 	inUse := lb.inUse(name)
 	var addr netip.Addr
 	switch {
 	case requested.IsValid() && inUse[requested] != "":
-		return nil, fmt.Errorf("%s %s of the pool %s is allocated to %s already", field, requested, lb.pool, inUse[requested])
+		err := fmt.Errorf("%s %s of the pool %s is allocated to %s already (tried again in %s)", field, requested, lb.pool, inUse[requested], ExhaustedRetryDelay)
+		return nil, retryAfter(err, ExhaustedRetryDelay)
 	case requested.IsValid():
 		addr = requested
 	default:
 		var ok bool
 		if addr, ok = lb.pool.First(func(a netip.Addr) bool { return inUse[a] == "" }); !ok {
-			return nil, fmt.Errorf("%w %s: all %d addresses are allocated (delete a Service of type LoadBalancer to free one)", ErrPoolExhausted, lb.pool, lb.pool.Size())
+			err := fmt.Errorf("%w %s: all %d addresses are allocated (delete a Service of type LoadBalancer to free one; tried again in %s)", ErrPoolExhausted, lb.pool, lb.pool.Size(), ExhaustedRetryDelay)
+			return nil, retryAfter(err, ExhaustedRetryDelay)
 		}
 	}
-	lb.allocated[name] = addr
+	lb.allocated[name] = allocation{addr: addr, service: klog.KObj(service), uid: service.UID}
 	if has {
 		logger.Info("Moved load balancer to the address asked for", "service", klog.KObj(service), "loadBalancer", name, "from", current, "to", addr)
 	} else {
@@ -195,12 +236,56 @@ func (lb *PoolLoadBalancer) EnsureLoadBalancerDeleted(ctx context.Context, clust
 	return nil
 }
 
+// releaseGone releases each allocation whose Service the informer cache no
+// longer holds, or holds under another UID (deleted, then made again under the
+// same name): that Service went without the service controller asking for its
+// load balancer to be deleted. Without a lister (unit tests) nothing is known to
+// be gone. Call with lb.mu held.
+func (lb *PoolLoadBalancer) releaseGone(logger klog.Logger) {
+	if lb.services == nil {
+		return
+	}
+	for name, a := range lb.allocated {
+		s, err := lb.services.Services(a.service.Namespace).Get(a.service.Name)
+		if err == nil && s.UID == a.uid {
+			continue
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			// A lister reads a local cache and fails only with NotFound; keep
+			// the allocation if it ever did.
+			continue
+		}
+		delete(lb.allocated, name)
+		logger.Info("Released address: its Service is gone", "service", a.service, "uid", a.uid, "loadBalancer", name, "address", a.addr)
+	}
+}
+
+// retryError is an error the service controller retries after a delay of the
+// cloud's choosing: its message is err's, and it wraps err (so errors.Is finds
+// err's sentinel) and an api.RetryError with the delay, which is what the
+// controller looks for (errors.As in processNextServiceItem).
+type retryError struct {
+	err   error
+	retry *api.RetryError
+}
+
+// retryAfter returns err marked for a retry after delay (see retryError).
+func retryAfter(err error, delay time.Duration) error {
+	return &retryError{err: err, retry: api.NewRetryError(err.Error(), delay)}
+}
+
+// Error returns err's message.
+func (e *retryError) Error() string { return e.err.Error() }
+
+// Unwrap returns err and the api.RetryError, for errors.Is and errors.As.
+func (e *retryError) Unwrap() []error { return []error{e.err, e.retry} }
+
 // addressOf returns the address of the load balancer called name: the one in
 // memory, else (after a restart) the first address of the pool in the Service's
 // status that no other load balancer holds. Call with lb.mu held.
 func (lb *PoolLoadBalancer) addressOf(name string, service *corev1.Service) (netip.Addr, bool) {
-	if addr, ok := lb.allocated[name]; ok {
-		return addr, true
+	if a, ok := lb.allocated[name]; ok {
+		return a.addr, true
 	}
 	inUse := lb.inUse(name)
 	for _, addr := range statusAddresses(service) {
@@ -212,15 +297,16 @@ func (lb *PoolLoadBalancer) addressOf(name string, service *corev1.Service) (net
 }
 
 // inUse returns the addresses held by load balancers other than the one called
-// except, each with who holds it: the ones in memory, and the pool addresses in
-// the status of every other Service that wants a load balancer of this cloud and
-// is not being deleted (what a restarted manager knows before its memory fills
-// again). Call with lb.mu held.
+// except, each with the Service that holds it ("Service namespace/name", as
+// messages name it): the ones in memory, and the pool addresses in the status
+// of every other Service that wants a load balancer of this cloud and is not
+// being deleted (what a restarted manager knows before its memory fills again).
+// Call with lb.mu held.
 func (lb *PoolLoadBalancer) inUse(except string) map[netip.Addr]string {
 	held := map[netip.Addr]string{}
-	for name, addr := range lb.allocated {
+	for name, a := range lb.allocated {
 		if name != except {
-			held[addr] = "load balancer " + name
+			held[a.addr] = "Service " + a.service.String()
 		}
 	}
 	if lb.services == nil {
@@ -238,7 +324,7 @@ func (lb *PoolLoadBalancer) inUse(except string) map[netip.Addr]string {
 		}
 		for _, addr := range statusAddresses(s) {
 			if lb.pool.Contains(addr) && held[addr] == "" {
-				held[addr] = "service " + klog.KObj(s).String()
+				held[addr] = "Service " + klog.KObj(s).String()
 			}
 		}
 	}

@@ -6,12 +6,14 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/cloud-provider/api"
 	"k8s.io/utils/ptr"
 )
 
@@ -54,13 +56,21 @@ func withAnnotatedIP(ip string) func(*corev1.Service) {
 // would hold them.
 func lister(t *testing.T, services ...*corev1.Service) corelisters.ServiceLister {
 	t.Helper()
+	l, _ := serviceCache(t, services...)
+	return l
+}
+
+// serviceCache returns a Service lister over services and the store behind it,
+// in which a test adds, changes and deletes Services as the informer would.
+func serviceCache(t *testing.T, services ...*corev1.Service) (corelisters.ServiceLister, cache.Indexer) {
+	t.Helper()
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	for _, s := range services {
 		if err := indexer.Add(s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return corelisters.NewServiceLister(indexer)
+	return corelisters.NewServiceLister(indexer), indexer
 }
 
 func mustPool(t *testing.T, s string) Pool {
@@ -85,16 +95,24 @@ func ensureIP(lb *PoolLoadBalancer, s *corev1.Service) (string, error) {
 	return status.Ingress[0].IP, nil
 }
 
-// step is one call in an allocation scenario: ensure (or, with deleted, delete)
-// a Service's load balancer, and what must come out.
+// step is one event in an allocation scenario: the service controller ensures
+// (or, with deleted, deletes) a Service's load balancer, or (gone) the Service
+// leaves the informer cache with no call at all; and what must come out. The
+// Service of an ensure is put in the cache first, as the controller only asks
+// about Services it has read there.
 type step struct {
 	service *corev1.Service
 	deleted bool
+	// gone: the Service was deleted while it had no cleanup finalizer, so the
+	// controller never asked the cloud to delete its load balancer.
+	gone bool
 	// wantIP is the address ensure must return; "" with wantErr when it fails.
 	wantIP string
-	// wantErr is an error the ensure's must wrap; wantText, text its message holds.
+	// wantErr is an error the ensure's must wrap; wantText, text its message
+	// holds; wantNot, text it must not hold.
 	wantErr  error
 	wantText []string
+	wantNot  []string
 }
 
 func TestPoolLoadBalancerAllocates(t *testing.T) {
@@ -181,11 +199,38 @@ func TestPoolLoadBalancerAllocates(t *testing.T) {
 			},
 		},
 		{
+			// The holder is named as its user knows it, the Service, not by
+			// the load balancer's generated name ("a" and its UID: auida).
 			name: "an address asked for that another Service holds is refused, naming the holder",
 			pool: "192.0.2.240/28",
 			steps: []step{
 				{service: a, wantIP: "192.0.2.240"},
-				{service: lbService("b", withRequestedIP("192.0.2.240")), wantText: []string{"192.0.2.240", "allocated to"}},
+				{service: lbService("b", withRequestedIP("192.0.2.240")), wantText: []string{"192.0.2.240", "allocated to Service ns/a"}, wantNot: []string{"auida"}},
+			},
+		},
+		{
+			name:  "after a restart, an address asked for that another Service's status shows is refused, naming that Service",
+			pool:  "192.0.2.240/28",
+			cache: []*corev1.Service{lbService("old", withStatusIP("192.0.2.240"))},
+			steps: []step{
+				{service: lbService("b", withAnnotatedIP("192.0.2.240")), wantText: []string{"192.0.2.240", "allocated to Service ns/old"}},
+			},
+		},
+		{
+			// kubectl replace dropped the finalizer, then the Service was
+			// deleted: the controller never calls EnsureLoadBalancerDeleted.
+			name: "a Service deleted without the cleanup finalizer gives its address to the next",
+			pool: "192.0.2.240/32",
+			steps: []step{
+				{service: a, wantIP: "192.0.2.240"}, {service: a, gone: true}, {service: b, wantIP: "192.0.2.240"},
+			},
+		},
+		{
+			name: "a Service deleted without the finalizer and made again under its name gets an address again",
+			pool: "192.0.2.240/32",
+			steps: []step{
+				{service: a, wantIP: "192.0.2.240"}, {service: a, gone: true},
+				{service: lbService("a", func(s *corev1.Service) { s.UID = "uid-a-again" }), wantIP: "192.0.2.240"},
 			},
 		},
 		{
@@ -238,8 +283,15 @@ func TestPoolLoadBalancerAllocates(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lb := NewPoolLoadBalancer(mustPool(t, tc.pool), lister(t, tc.cache...))
+			services, informerCache := serviceCache(t, tc.cache...)
+			lb := NewPoolLoadBalancer(mustPool(t, tc.pool), services)
 			for i, s := range tc.steps {
+				if s.gone {
+					if err := informerCache.Delete(s.service); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
 				if s.deleted {
 					if err := lb.EnsureLoadBalancerDeleted(context.Background(), "kubernetes", s.service); err != nil {
 						t.Fatalf("step %d: deleting %s: %v", i, s.service.Name, err)
@@ -247,7 +299,13 @@ func TestPoolLoadBalancerAllocates(t *testing.T) {
 					if _, exists, _ := lb.GetLoadBalancer(context.Background(), "kubernetes", s.service); exists {
 						t.Fatalf("step %d: %s's load balancer still exists after deletion", i, s.service.Name)
 					}
+					if err := informerCache.Delete(s.service); err != nil {
+						t.Fatal(err)
+					}
 					continue
+				}
+				if err := informerCache.Update(s.service); err != nil {
+					t.Fatal(err)
 				}
 				ip, err := ensureIP(lb, s.service)
 				if s.wantErr != nil || len(s.wantText) > 0 {
@@ -262,6 +320,11 @@ func TestPoolLoadBalancerAllocates(t *testing.T) {
 							t.Errorf("step %d: %s: error %q does not say %q", i, s.service.Name, err, text)
 						}
 					}
+					for _, text := range s.wantNot {
+						if strings.Contains(err.Error(), text) {
+							t.Errorf("step %d: %s: error %q says %q", i, s.service.Name, err, text)
+						}
+					}
 					continue
 				}
 				if err != nil {
@@ -270,6 +333,47 @@ func TestPoolLoadBalancerAllocates(t *testing.T) {
 				if ip != s.wantIP {
 					t.Fatalf("step %d: %s got %s, want %s", i, s.service.Name, ip, s.wantIP)
 				}
+			}
+		})
+	}
+}
+
+func TestPoolLoadBalancerAsksForAnEarlyRetryWhileAServiceWaitsForAnAddress(t *testing.T) {
+	// The service controller retries a failed Service with its backoff, 5 s
+	// doubling to 5 min, unless the error carries an api.RetryError: then after
+	// its delay. A Service waiting for an address must get one freed within a
+	// minute, so the delay is at most half that.
+	for _, tc := range []struct {
+		name     string
+		waiting  *corev1.Service
+		wantErr  error
+		wantText string
+	}{
+		{name: "the pool is exhausted", waiting: lbService("b"), wantErr: ErrPoolExhausted, wantText: "192.0.2.240/32"},
+		{name: "the address asked for is another Service's", waiting: lbService("b", withAnnotatedIP("192.0.2.240")), wantText: "Service ns/a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := lbService("a")
+			lb := NewPoolLoadBalancer(mustPool(t, "192.0.2.240/32"), lister(t, a, tc.waiting))
+			if _, err := ensureIP(lb, a); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ensureIP(lb, tc.waiting)
+			if err == nil {
+				t.Fatal("b got an address; want an error")
+			}
+			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Errorf("error %q does not wrap %q", err, tc.wantErr)
+			}
+			if !strings.Contains(err.Error(), tc.wantText) {
+				t.Errorf("error %q does not say %q", err, tc.wantText)
+			}
+			var retry *api.RetryError
+			if !errors.As(err, &retry) {
+				t.Fatalf("error %q carries no api.RetryError: the controller would wait its growing backoff, up to 5 minutes", err)
+			}
+			if d := retry.RetryAfter(); d <= 0 || d > 30*time.Second {
+				t.Errorf("the retry comes after %s, want at most 30 s (an address freed reaches the Service within a minute)", d)
 			}
 		})
 	}

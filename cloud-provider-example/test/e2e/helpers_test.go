@@ -347,6 +347,47 @@ func events(t *testing.T, cs kubernetes.Interface, namespace, service, reason st
 	return list.Items
 }
 
+// loadBalancerManifest returns newLoadBalancer's Service as a manifest, the
+// file a user would apply or replace.
+func loadBalancerManifest(namespace, name string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata:
+  name: %[2]s
+  namespace: %[1]s
+spec:
+  type: LoadBalancer
+  selector:
+    app.kubernetes.io/name: %[2]s
+  ports:
+  - name: http
+    port: 80
+    targetPort: 8080
+    protocol: TCP
+`, namespace, name)
+}
+
+// waitForFinalizer waits until Service name carries the cleanup finalizer.
+func waitForFinalizer(t *testing.T, cs kubernetes.Interface, namespace, name string) {
+	t.Helper()
+	kittest.Eventually(t, deadline, fmt.Sprintf("Service %s to carry the finalizer %s", name, cleanupFinalizer), func(ctx context.Context) (bool, error) {
+		s, err := cs.CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && hasFinalizer(s), err
+	})
+}
+
+// waitGone waits until Service name is gone from the API server.
+func waitGone(t *testing.T, cs kubernetes.Interface, namespace, name string) {
+	t.Helper()
+	kittest.Eventually(t, deadline, fmt.Sprintf("Service %s to be gone", name), func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}
+
 // hasFinalizer reports whether the Service carries the service controller's
 // cleanup finalizer.
 func hasFinalizer(s *corev1.Service) bool {

@@ -4,7 +4,10 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -221,6 +224,145 @@ func TestAddressOutsideThePoolGivesWarningNamingThePool(t *testing.T) {
 		}
 		if ip, err := ingressIP(getService(t, cs, ns, name)); ip != "" || err != nil {
 			t.Errorf("Service %s got the address %q (%v) though it asked for one outside the pool", name, ip, err)
+		}
+	}
+}
+
+func TestFinalizerDroppedByReplaceIsPutBack(t *testing.T) {
+	// A pool of one address: the next Service gets it only once it is released.
+	const pool = "192.0.2.104/32"
+	cs := clients(t)
+	ns := kittest.Namespace(t, cs, "cloud-replace")
+	startManager(t, cs, "manager", ns, pool)
+	createService(t, cs, newLoadBalancer(ns, "leak-a"))
+	ip := waitForAddress(t, cs, ns, "leak-a", pool)
+	waitForFinalizer(t, cs, ns, "leak-a")
+
+	// kubectl replace with the manifest it was made from, as a GitOps tool
+	// that replaces objects sends it: the finalizer is not in the manifest,
+	// so the API server drops it.
+	manifest := filepath.Join(t.TempDir(), "leak-a.yaml")
+	if err := os.WriteFile(manifest, []byte(loadBalancerManifest(ns, "leak-a")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kittest.Kubectl(t, "replace", "-f", manifest)
+	replaced := time.Now()
+
+	waitForFinalizer(t, cs, ns, "leak-a")
+	t.Logf("the finalizer was back %s after the replace", time.Since(replaced).Round(10*time.Millisecond))
+	waitForEvent(t, cs, ns, "leak-a", corev1.EventTypeNormal, "RestoredFinalizer")
+	if got, err := ingressIP(getService(t, cs, ns, "leak-a")); got != ip || err != nil {
+		t.Errorf("after the replace Service leak-a has the address %q (%v), want the one it had, %s", got, err, ip)
+	}
+
+	// Deleted now, it goes through the finalizer: its address is released.
+	if err := cs.CoreV1().Services(ns).Delete(context.Background(), "leak-a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForEvent(t, cs, ns, "leak-a", corev1.EventTypeNormal, "DeletingLoadBalancer")
+	waitGone(t, cs, ns, "leak-a")
+	createService(t, cs, newLoadBalancer(ns, "leak-b"))
+	created := time.Now()
+	if got := waitForAddress(t, cs, ns, "leak-b", pool); got != ip {
+		t.Errorf("Service leak-b got %s, want the released %s", got, ip)
+	}
+	t.Logf("Service leak-b got %s %s after it was created", ip, time.Since(created).Round(100*time.Millisecond))
+}
+
+func TestServiceDeletedWithoutItsFinalizerReleasesItsAddress(t *testing.T) {
+	const pool = "192.0.2.105/32"
+	cs := clients(t)
+	ns := kittest.Namespace(t, cs, "cloud-gone")
+	manager := startManager(t, cs, "manager", ns, pool)
+	createService(t, cs, newLoadBalancer(ns, "first"))
+	ip := waitForAddress(t, cs, ns, "first", pool)
+	waitForFinalizer(t, cs, ns, "first")
+
+	// The manager paused (SIGSTOP) while the Service loses its finalizer and
+	// is deleted, so it has no time to put the finalizer back: what it sees
+	// of a replace followed at once by a delete when it is busy. The service
+	// controller never asks the cloud to delete this load balancer.
+	manager.Signal(syscall.SIGSTOP)
+	t.Cleanup(func() { manager.Signal(syscall.SIGCONT) })
+	if _, err := cs.CoreV1().Services(ns).Update(context.Background(), newLoadBalancer(ns, "first"), metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("replacing Service first without its finalizer: %v", err)
+	}
+	if err := cs.CoreV1().Services(ns).Delete(context.Background(), "first", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, cs, ns, "first")
+	manager.Signal(syscall.SIGCONT)
+
+	createService(t, cs, newLoadBalancer(ns, "second"))
+	created := time.Now()
+	if got := waitForAddress(t, cs, ns, "second", pool); got != ip {
+		t.Errorf("Service second got %s, want %s, which Service first held until it was deleted", got, ip)
+	}
+	t.Logf("Service second got %s %s after it was created", ip, time.Since(created).Round(100*time.Millisecond))
+}
+
+func TestFreedAddressReachesAWaitingServiceWithinAMinute(t *testing.T) {
+	const pool = "192.0.2.106/32"
+	cs := clients(t)
+	ns := kittest.Namespace(t, cs, "cloud-waiting")
+	startManager(t, cs, "manager", ns, pool)
+	createService(t, cs, newLoadBalancer(ns, "a"))
+	ip := waitForAddress(t, cs, ns, "a", pool)
+	createService(t, cs, newLoadBalancer(ns, "b"))
+	waitForEvent(t, cs, ns, "b", corev1.EventTypeWarning, "SyncLoadBalancerFailed")
+
+	// b waits, as a Service does until someone frees an address. After 80 s
+	// the service controller's backoff for it has grown to 80 s (attempts
+	// at 0, 5, 15, 35 and 75 s): with nothing else, an address freed now
+	// would reach b at 155 s, over a minute later. The minute below is the
+	// behaviour checked, not a measure of speed: the reference asks again
+	// every 30 s (toycloud.ExhaustedRetryDelay).
+	time.Sleep(80 * time.Second)
+	if err := cs.CoreV1().Services(ns).Delete(context.Background(), "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, cs, ns, "a")
+	freed := time.Now()
+	kittest.Eventually(t, time.Minute, "Service b to get the address a freed, within a minute", func(ctx context.Context) (bool, error) {
+		s, err := cs.CoreV1().Services(ns).Get(ctx, "b", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		got, err := ingressIP(s)
+		return got != "", err
+	})
+	if got, _ := ingressIP(getService(t, cs, ns, "b")); got != ip {
+		t.Errorf("Service b got %s, want %s, which a freed", got, ip)
+	}
+	t.Logf("Service b got %s %s after a was gone", ip, time.Since(freed).Round(100*time.Millisecond))
+}
+
+func TestWarningsNameTheServiceNotItsLoadBalancer(t *testing.T) {
+	cs := clients(t)
+	ns := kittest.Namespace(t, cs, "cloud-names")
+	startManager(t, cs, "manager", ns, "")
+	a := createService(t, cs, newLoadBalancer(ns, "a"))
+	ip := waitForAddress(t, cs, ns, "a", defaultPool)
+	b := newLoadBalancer(ns, "b")
+	b.Annotations = map[string]string{"toycloud.controller-kit.dev/load-balancer-ip": ip}
+	createService(t, cs, b)
+
+	warning := waitForEvent(t, cs, ns, "b", corev1.EventTypeWarning, "SyncLoadBalancerFailed")
+	t.Logf("the Warning on Service b: %s", warning.Message)
+	if !strings.Contains(warning.Message, ns+"/a") {
+		t.Errorf("the Warning event on Service b says %q; want it to name the Service that holds %s, %s/a", warning.Message, ip, ns)
+	}
+	// The load balancer's name in the cloud, upstream's default
+	// (cloudprovider.DefaultLoadBalancerName): a user never sees it.
+	lbName := "a" + strings.ReplaceAll(string(a.UID), "-", "")
+	lbName = lbName[:min(len(lbName), 32)]
+	all, err := cs.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range all.Items {
+		if strings.Contains(e.Message, lbName) {
+			t.Errorf("the %s event on %s %s names the load balancer %s: %q; name the Service", e.Reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, lbName, e.Message)
 		}
 	}
 }
