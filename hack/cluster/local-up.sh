@@ -115,6 +115,42 @@ kit_log "adding $KIT_NODES kwok fake nodes"
 kwokctl scale node --name "$KIT_CLUSTER" --replicas "$KIT_NODES" >>"$create_log" 2>&1
 kit_kubectl wait --for=condition=Ready node --all --timeout=2m >/dev/null
 
+# kube-controller-manager gives up at start when the API server does not answer
+# its health check in time (seen on a 2-core machine under heavy load), and
+# kwokctl does not start it again: such a cluster makes no ServiceAccount, no
+# ReplicaSet and no Pod, and every suite times out. The proof that its
+# controllers run is the default namespace's ServiceAccount, which its
+# serviceaccount controller makes; when that does not come and the process has
+# exited, it is started once more (kit-component, as make kube-restart does).
+kcm_log="$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/kube-controller-manager.log"
+# controllers_run waits up to 60 s for the ServiceAccount: 0 when it is there,
+# 2 as soon as kube-controller-manager's process is gone, 1 after 60 s.
+controllers_run() {
+	local i
+	for i in $(seq 60); do
+		kit_kubectl -n default get serviceaccount default >/dev/null 2>&1 && return 0
+		pgrep -f "$KWOK_WORKDIR/clusters/$KIT_CLUSTER/bin/kube-controller-manager " >/dev/null || return 2
+		sleep 1
+	done
+	return 1
+}
+ran=0
+controllers_run || ran=$?
+if [ "$ran" -eq 2 ]; then
+	kit_log "kube-controller-manager exited while the cluster started (its last lines below; log: $kcm_log); starting it again"
+	tail -n 3 "$kcm_log" >&2 || true
+	# Stopped first: its exited process may linger as a zombie, which kwokctl
+	# takes for a running one.
+	"$KIT_BIN/kit-component" --name "$KIT_CLUSTER" stop kube-controller-manager >>"$create_log" 2>&1
+	"$KIT_BIN/kit-component" --name "$KIT_CLUSTER" start kube-controller-manager >>"$create_log" 2>&1
+	ran=0
+	controllers_run || ran=$?
+fi
+if [ "$ran" -ne 0 ]; then
+	kit_error "kube-controller-manager made no ServiceAccount in the default namespace within 60 s, so no Pod could be made either; its log: $kcm_log"
+	exit 1
+fi
+
 write_cluster_info
 kit_log "local cluster ready: $(kit_kubectl version -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | tail -1), $KIT_NODES Ready nodes"
 # Every later command needs the same cluster name: say it with it.
