@@ -182,18 +182,19 @@ func (r *FooReconciler) Reconcile(ctx context.Context, key cache.ObjectName) err
 	})
 }
 
-// goingAway says why deployment, which has the name foo's Deployment must have,
-// is on its way out, or returns "" when it is not. It is when its
-// deletionTimestamp is set (a finalizer holds it while it is deleted), or when
-// its only owner reference is the controller reference of an earlier Foo of the
-// same name, one with another UID: that Foo was deleted, and the garbage
-// collector deletes what it owned. The name cannot tell the two apart from a
-// stranger's Deployment; the owner's UID and the deletionTimestamp can.
-func goingAway(deployment *appsv1.Deployment, foo *samplev1alpha1.Foo) string {
-	if deployment.DeletionTimestamp != nil {
+// goingAway says why child, which has the name a child of foo must have (its
+// Deployment, or another object it makes), is on its way out, or returns ""
+// when it is not. It is when its deletionTimestamp is set (a finalizer holds it
+// while it is deleted), or when its only owner reference is the controller
+// reference of an earlier Foo of the same name, one with another UID: that Foo
+// was deleted, and the garbage collector deletes what it owned. The name cannot
+// tell the two apart from a stranger's object; the owner's UID and the
+// deletionTimestamp can.
+func goingAway(child metav1.Object, foo *samplev1alpha1.Foo) string {
+	if child.GetDeletionTimestamp() != nil {
 		return "it is being deleted"
 	}
-	if refs := deployment.OwnerReferences; len(refs) == 1 {
+	if refs := child.GetOwnerReferences(); len(refs) == 1 {
 		ref := refs[0]
 		if ref.Controller != nil && *ref.Controller && ref.Kind == "Foo" &&
 			ref.APIVersion == samplev1alpha1.SchemeGroupVersion.String() && ref.Name == foo.Name && ref.UID != foo.UID {
