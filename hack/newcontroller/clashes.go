@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"text/template"
 )
 
 // The names a project's code is made of come from two places: the tier's own
@@ -140,29 +139,14 @@ func readTierCode(kit, from string) (*codeNames, error) {
 	}
 
 	// template/'s Go files, filled in with the tier's own names.
-	d := tierTemplateData(from)
-	for _, root := range []string{"template/common", "template/" + from} {
-		err := fs.WalkDir(templates, root, func(name string, entry fs.DirEntry, err error) error {
-			if err != nil || entry.IsDir() || !strings.HasSuffix(name, ".go.tmpl") {
-				return err
-			}
-			content, err := templates.ReadFile(name)
-			if err != nil {
-				return err
-			}
-			tmpl, err := template.New(name).Option("missingkey=error").Parse(string(content))
-			if err != nil {
-				return err
-			}
-			var b bytes.Buffer
-			if err := tmpl.Execute(&b, d); err != nil {
-				return err
-			}
-			return add(templatePath(d, strings.TrimPrefix(name, root+"/")), b.Bytes())
-		})
-		if err != nil {
-			return nil, err
+	err := eachTemplate(tierTemplateData(from), func(name, rel string, filled []byte) error {
+		if !strings.HasSuffix(name, ".go.tmpl") {
+			return nil
 		}
+		return add(rel, filled)
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, all := range []map[string]map[string]string{c.scope, c.members} {
 		for _, where := range sortedKeys(all) {

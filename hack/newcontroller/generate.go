@@ -261,6 +261,28 @@ func copyTier(n Names, tier, proj string) error {
 // KIND, GROUP and VERSION become the kind in lowercase, the group's first label
 // and the version. A Go file is formatted once filled in.
 func writeTemplates(d templateData, proj string) error {
+	return eachTemplate(d, func(name, rel string, filled []byte) error {
+		text := string(filled)
+		if path.Ext(rel) == ".go" {
+			formatted, err := format.Source(filled)
+			if err != nil {
+				return fmt.Errorf("%s filled in: %w", name, err)
+			}
+			text = string(formatted)
+		}
+		mode := fs.FileMode(0o644)
+		if strings.HasSuffix(rel, ".sh") {
+			mode = 0o755
+		}
+		return writeFile(filepath.Join(proj, filepath.FromSlash(rel)), text, mode)
+	})
+}
+
+// eachTemplate fills in each file under template/common/ and then
+// template/<d.From>/ with d and calls fn with the template's name, its path in
+// the project (templatePath) and its filled-in content, stopping at the first
+// error.
+func eachTemplate(d templateData, fn func(name, rel string, filled []byte) error) error {
 	for _, root := range []string{"template/common", "template/" + d.From} {
 		err := fs.WalkDir(templates, root, func(name string, entry fs.DirEntry, err error) error {
 			if err != nil || entry.IsDir() {
@@ -278,20 +300,7 @@ func writeTemplates(d templateData, proj string) error {
 			if err := tmpl.Execute(&b, d); err != nil {
 				return err
 			}
-			rel := templatePath(d, strings.TrimPrefix(name, root+"/"))
-			text := b.String()
-			if path.Ext(rel) == ".go" {
-				formatted, err := format.Source(b.Bytes())
-				if err != nil {
-					return fmt.Errorf("%s filled in: %w", name, err)
-				}
-				text = string(formatted)
-			}
-			mode := fs.FileMode(0o644)
-			if strings.HasSuffix(rel, ".sh") {
-				mode = 0o755
-			}
-			return writeFile(filepath.Join(proj, filepath.FromSlash(rel)), text, mode)
+			return fn(name, templatePath(d, strings.TrimPrefix(name, root+"/")), b.Bytes())
 		})
 		if err != nil {
 			return err
