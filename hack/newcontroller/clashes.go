@@ -98,27 +98,7 @@ func readTierCode(kit, from string) (*codeNames, error) {
 	}
 
 	if from == "sample-controller" {
-		tier := filepath.Join(kit, from)
-		err := filepath.WalkDir(tier, func(p string, entry fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(tier, p)
-			rel = filepath.ToSlash(rel)
-			// The same files copyTier copies, and the generated ones beside them.
-			if entry.IsDir() && (rel == "bin" || rel == "test" || rel == "hack") {
-				return filepath.SkipDir
-			}
-			if entry.IsDir() || path.Ext(rel) != ".go" {
-				return nil
-			}
-			src, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return add(rel, src)
-		})
-		if err != nil {
+		if err := eachTierGoFile(filepath.Join(kit, from), add); err != nil {
 			return nil, err
 		}
 	} else {
@@ -456,4 +436,29 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// eachTierGoFile calls fn with the slash-separated path under tier and the
+// content of each Go file of sample-controller's tier that a project made from
+// it starts from: the files copyTier copies and the generated ones beside them
+// (bin/, test/ and hack/ left out), stopping at the first error.
+func eachTierGoFile(tier string, fn func(rel string, src []byte) error) error {
+	return filepath.WalkDir(tier, func(p string, entry fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(tier, p)
+		rel = filepath.ToSlash(rel)
+		if entry.IsDir() && (rel == "bin" || rel == "test" || rel == "hack") {
+			return filepath.SkipDir
+		}
+		if entry.IsDir() || path.Ext(rel) != ".go" {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return fn(rel, src)
+	})
 }

@@ -12,7 +12,6 @@ import (
 	"go/token"
 	"go/types"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -92,22 +91,7 @@ func exportData(t *testing.T, tier string) map[string]string {
 // package, its in-package tests included; it returns the first error, or "".
 func typeCheckRewritten(t *testing.T, fset *token.FileSet, gc types.ImporterFrom, tier string, n Names) string {
 	files := map[string][]*ast.File{} // by the package's import path in the project
-	err := filepath.WalkDir(tier, func(src string, entry fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(tier, src)
-		rel = filepath.ToSlash(rel)
-		if entry.IsDir() && (rel == "bin" || rel == "test" || rel == "hack") {
-			return filepath.SkipDir
-		}
-		if entry.IsDir() || path.Ext(rel) != ".go" {
-			return nil
-		}
-		content, err := os.ReadFile(src)
-		if err != nil {
-			return err
-		}
+	err := eachTierGoFile(tier, func(rel string, content []byte) error {
 		rel = n.Rewrite(rel)
 		f, err := parser.ParseFile(fset, n.Module+"/"+rel, n.Rewrite(string(content)), 0)
 		if err != nil {
