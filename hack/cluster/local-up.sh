@@ -27,8 +27,9 @@ kit_cluster_lock "${KIT_MAKE_PREFIX}make local-up" || exit 1
 # Prints what it builds (a cold build takes 10-15 minutes on 2 cores); silent when all is there.
 "$KIT_ROOT/hack/build-bins.sh" cluster
 
-# kwokctl's components outlive this script: they must not keep the cluster's lock (fd 8).
-kwokctl() { "$KIT_BIN/kwokctl" "$@" 8>&-; }
+# kwokctl's components outlive this script: they must not keep the cluster's lock
+# (fd 8) or the lock on creating clusters (fd 9, below).
+kwokctl() { "$KIT_BIN/kwokctl" "$@" 8>&- 9>&-; }
 ctx="kwok-$KIT_CLUSTER"
 kube_version=$(kit_kube_version)
 
@@ -78,42 +79,105 @@ create_log="$KIT_OUT/kwokctl-create-$KIT_CLUSTER.log"
 sed -e "s|@BIN@|$KIT_BIN|g" -e "s|@HACK@|$KIT_ROOT/hack/cluster|g" -e "s|@KUBE_VERSION@|$kube_version|g" \
 	"$KIT_ROOT/hack/cluster/kwokctl.yaml" >"$config"
 
-kit_log "creating local cluster '$KIT_CLUSTER' (kwokctl --runtime binary, 127.0.0.1 only)"
-# Ctrl-C reaches kwokctl too, which then fails: say so plainly (not kwokctl's
-# log) and remove what it had started, so the next local-up starts clean.
-interrupted=false
-trap 'interrupted=true' INT TERM
-created=0
 # kwokctl picks each component's port as one that is free when it looks, so two
-# clusters created at once (make test starts several) can pick the same one and
-# one of them never gets ready. One creation at a time, across processes: the
-# lock is released when this script exits, or below once the ports are bound.
-# (flock is util-linux's; where there is none, creations are not serialised.)
+# clusters created at once (make test starts several; so does a second clone of
+# the kit on the same machine) can pick the same one, and the component that
+# binds second exits. One creation at a time on the machine, across processes
+# and clones: the lock is per user, not per clone, and held until the fake
+# nodes are Ready, by when every component has bound its ports. (flock is
+# util-linux's; where there is none, creations are not serialised.)
+create_lock=${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/controller-kit-$(id -u).kwokctl-create.lock
 have_flock=false
-if command -v flock >/dev/null; then
+if command -v flock >/dev/null && { exec 9>>"$create_lock"; } 2>/dev/null; then
 	have_flock=true
-	exec 9>"$KIT_OUT/.kwokctl-create.lock"
-	flock 9
+elif command -v flock >/dev/null; then
+	# Not writable there (another user's file): one creation at a time in this clone.
+	exec 9>>"$KIT_OUT/.kwokctl-create.lock"
+	have_flock=true
 fi
-kwokctl create cluster --name "$KIT_CLUSTER" --config "$config" \
-	--kubeconfig "$KIT_KUBECONFIG" --wait 3m --quiet-pull >"$create_log" 2>&1 || created=$?
-if $have_flock; then flock -u 9; fi
-if $interrupted; then
-	kit_log "interrupted: deleting the local cluster '$KIT_CLUSTER' that was being created"
-	"$KIT_ROOT/hack/cluster/local-down.sh" >/dev/null 2>&1 || true
-	exit 130
-fi
-[ "$created" -eq 0 ] || {
-	cat "$create_log" >&2
-	kit_error "kwokctl could not create the cluster; its output is above, component logs under $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs"
-	exit 1
-}
-trap - INT TERM
-kit_kubectl config use-context "$ctx" >/dev/null
 
-kit_log "adding $KIT_NODES kwok fake nodes"
-kwokctl scale node --name "$KIT_CLUSTER" --replicas "$KIT_NODES" >>"$create_log" 2>&1
-kit_kubectl wait --for=condition=Ready node --all --timeout=2m >/dev/null
+# dead_components prints, one per line, each component of the cluster whose
+# process is gone (or a zombie): kwokctl records their pids under pids/.
+dead_components() {
+	local f pid state
+	for f in "$KWOK_WORKDIR/clusters/$KIT_CLUSTER/pids/"*.pid; do
+		[ -e "$f" ] || continue
+		pid=$(cat "$f" 2>/dev/null) || pid=
+		state=$(ps -o stat= -p "${pid:-0}" 2>/dev/null) || state=
+		case "$state" in '' | Z*) basename "$f" .pid ;; esac
+	done
+}
+
+# create_cluster creates the cluster and its fake nodes, and waits for the nodes
+# to be Ready. It returns 0 when every component still runs, 2 when one has
+# exited (named, with the last lines of its log), and stops the script on
+# anything else.
+create_cluster() {
+	local created=0 dead c
+	kit_log "creating local cluster '$KIT_CLUSTER' (kwokctl --runtime binary, 127.0.0.1 only)"
+	# Ctrl-C reaches kwokctl too, which then fails: say so plainly (not kwokctl's
+	# log) and remove what it had started, so the next local-up starts clean.
+	interrupted=false
+	trap 'interrupted=true' INT TERM
+	if $have_flock; then flock 9; fi
+	kwokctl create cluster --name "$KIT_CLUSTER" --config "$config" \
+		--kubeconfig "$KIT_KUBECONFIG" --wait 3m --quiet-pull >"$create_log" 2>&1 || created=$?
+	if $interrupted; then
+		kit_log "interrupted: deleting the local cluster '$KIT_CLUSTER' that was being created"
+		"$KIT_ROOT/hack/cluster/local-down.sh" >/dev/null 2>&1 || true
+		exit 130
+	fi
+	[ "$created" -eq 0 ] || {
+		cat "$create_log" >&2
+		kit_error "kwokctl could not create the cluster; its output is above, component logs under $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs"
+		exit 1
+	}
+	trap - INT TERM
+	# (set -e does not reach into a function called as a condition: each step
+	# says itself what failed.)
+	kit_kubectl config use-context "$ctx" >/dev/null || exit 1
+
+	kit_log "adding $KIT_NODES kwok fake nodes"
+	kwokctl scale node --name "$KIT_CLUSTER" --replicas "$KIT_NODES" >>"$create_log" 2>&1 || {
+		kit_error "kwokctl could not add the fake nodes; its output: $create_log"
+		exit 1
+	}
+	# kwok-controller makes the nodes Ready; when it has exited they never are.
+	local ready=0
+	for _ in $(seq 24); do
+		[ -z "$(dead_components)" ] || break
+		if kit_kubectl wait --for=condition=Ready node --all --timeout=5s >/dev/null 2>&1; then
+			ready=1
+			break
+		fi
+	done
+	if $have_flock; then flock -u 9; fi
+	dead=$(dead_components)
+	if [ -n "$dead" ]; then
+		for c in $dead; do
+			kit_log "$c exited while the cluster started; the last lines of its log ($KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/$c.log):"
+			tail -n 3 "$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/$c.log" 2>/dev/null | cut -c1-400 >&2 || true
+		done
+		return 2
+	fi
+	[ "$ready" -eq 1 ] || {
+		kit_error "the $KIT_NODES kwok fake nodes were not Ready within 2 minutes, though every component runs; kubectl get nodes shows them, component logs are under $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs"
+		exit 1
+	}
+}
+
+attempt=1
+until create_cluster; do
+	# Most often a port that another process took between kwokctl's pick and
+	# the component's start ("address already in use" above): new ports fix it.
+	if [ "$attempt" -ge 2 ]; then
+		kit_error "a component of local cluster '$KIT_CLUSTER' exited twice while the cluster started (see above); the cluster is left for you to read its logs. ${KIT_MAKE_PREFIX}make local-down deletes it"
+		exit 1
+	fi
+	kit_log "deleting the cluster and creating it once more, with ports picked again"
+	"$KIT_ROOT/hack/cluster/local-down.sh" >/dev/null
+	attempt=2
+done
 
 # kube-controller-manager gives up at start when the API server does not answer
 # its health check in time (seen on a 2-core machine under heavy load), and
