@@ -8,9 +8,11 @@
 #
 #   - the lessons (hack/test-lessons.sh) on two fresh local clusters, apart from
 #     the learner's controller-kit: on controller-kit-test, once its own e2e checks
-#     pass, each tier's e2e suite; at the same time on controller-kit-test-checks,
-#     `make check` against the stub, then against the exercise solution (the
-#     longest job: its cluster is made first and it starts first). A lesson's
+#     pass, each tier's e2e suite (every check with the reference); at the same
+#     time on controller-kit-test-checks, `make check` against the stub, then each
+#     exercise's checks against its solution (the longest job: its cluster is
+#     made first and it starts first; make test-lessonN runs every check against
+#     each solution, which would take a third run of each suite here). A lesson's
 #     controllers watch every namespace, so two of one lesson never share a
 #     cluster; on one cluster, lesson 3 alone took three minutes. They are the
 #     longest job, so the others run at a lower CPU priority (nice) and the e2e
@@ -152,7 +154,7 @@ done
 # The lessons run in the background too, so that an interrupt reaches the trap
 # at once instead of after they end.
 wait "$checks_cluster_pid"
-KUBECONFIG="$CHECKS_KUBECONFIG" hack/test-lessons.sh --stub --solution &
+KUBECONFIG="$CHECKS_KUBECONFIG" hack/test-lessons.sh --stub --exercises &
 jobs_pids+=($!)
 wait "$test_cluster_pid"
 cluster_pids=()

@@ -11,8 +11,13 @@
 #               (lesson 0: the tier as shipped fails both of its exercises)
 #   --solution  each exercise's reference solution (docs/solutions) passes every check,
 #               and the tier's reference fails the exercise's checks
+#   --exercises the same with only the exercise's own checks run against its
+#               solution: what make test runs, beside --e2e, which runs every
+#               other check with the reference
 #
-#   hack/test-lessons.sh --e2e --stub --solution [N ...]   # what make test runs
+#   hack/test-lessons.sh --e2e --stub --solution [N ...]   # make test-lessonN, make test-kind
+#   hack/test-lessons.sh --stub --exercises                # make test, on one cluster
+#   hack/test-lessons.sh --e2e                             # make test, on another
 #
 # Without lesson numbers it runs the lessons whose lesson.yaml says cluster:
 # shared (`check -lessons -cluster shared`); a lesson with a cluster of its own
@@ -29,16 +34,16 @@ cd "$KIT_ROOT"
 steps=() lessons=()
 for arg in "$@"; do
 	case "$arg" in
-	--e2e | --stub | --solution) steps+=("${arg#--}") ;;
+	--e2e | --stub | --solution | --exercises) steps+=("${arg#--}") ;;
 	[0-9]*) lessons+=("$arg") ;;
 	*)
-		echo "test-lessons.sh: unknown argument $arg; want --e2e, --stub, --solution and lesson numbers" >&2
+		echo "test-lessons.sh: unknown argument $arg; want --e2e, --stub, --solution, --exercises and lesson numbers" >&2
 		exit 2
 		;;
 	esac
 done
 if [ ${#steps[@]} -eq 0 ]; then
-	echo "test-lessons.sh: nothing to run; pass --e2e, --stub and/or --solution" >&2
+	echo "test-lessons.sh: nothing to run; pass --e2e, --stub, --solution and/or --exercises" >&2
 	exit 2
 fi
 lane=$(IFS=,; echo "${steps[*]}")

@@ -28,6 +28,9 @@ import (
 //     lesson whose checks are all exercises: the tier as shipped fails them).
 //   - solution: each exercise's reference solution passes every check, and the
 //     reference Reconciler fails the exercise's own checks (so they can fail).
+//   - exercises: the same with only the exercises' own checks run against each
+//     solution (make test's, beside the e2e step, which runs the others with
+//     the reference; make test-lessonN and make test-solutions run solution).
 //   - smoke: what make test runs of a lesson with a cluster of its own
 //     (Lesson.Smoke): its smoke checks with the reference, or its commands.
 //
@@ -41,7 +44,7 @@ func runLane(o options, w io.Writer) (int, error) {
 	steps := strings.Split(o.lane, ",")
 	for _, step := range steps {
 		if laneSteps[step].run == nil {
-			return 0, fmt.Errorf("-lane=%q: unknown step %q; want e2e, stub, solution and/or smoke", o.lane, step)
+			return 0, fmt.Errorf("-lane=%q: unknown step %q; want e2e, stub, solution, exercises and/or smoke", o.lane, step)
 		}
 	}
 	for _, step := range steps {
@@ -72,10 +75,11 @@ type laneStep struct {
 
 // laneSteps are the steps -lane takes, by name.
 var laneSteps = map[string]laneStep{
-	"e2e":      {"the e2e suite passes with the reference", e2ePasses},
-	"stub":     {"the stub fails exactly the checks it should", stubFailsAsMarked},
-	"solution": {"every exercise's solution passes, the reference fails the exercise", solutionsHold},
-	"smoke":    {"the smoke passes", smokePasses},
+	"e2e":       {"the e2e suite passes with the reference", e2ePasses},
+	"stub":      {"the stub fails exactly the checks it should", stubFailsAsMarked},
+	"solution":  {"every exercise's solution passes, the reference fails the exercise", solutionsHold},
+	"exercises": {"every exercise's solution passes its checks, the reference fails them", exercisesHold},
+	"smoke":     {"the smoke passes", smokePasses},
 }
 
 // errNothingToRun is what a step returns, having said why, when the lesson has
@@ -154,19 +158,36 @@ func passes(o options, w io.Writer) (bool, error) {
 
 // solutionsHold checks every exercise of the lesson both ways: its solution
 // passes every check, and the reference Reconciler fails each of the exercise's
-// checks. A wait that must succeed gets 2 minutes, since make test's other jobs
+// checks (checkSolutions).
+func solutionsHold(root string, l *lesson, w io.Writer) (bool, error) {
+	return checkSolutions(root, l, w, "")
+}
+
+// exercisesHold is solutionsHold with only the exercises' own checks run
+// against each solution: a solution that breaks another check is left to
+// solutionsHold, and the other checks' run with the reference to the e2e step.
+// It is what make test runs, on the cluster of the stub step, at a fraction of
+// the cost of every check once more per exercise.
+func exercisesHold(root string, l *lesson, w io.Writer) (bool, error) {
+	return checkSolutions(root, l, w, kittest.ExerciseTestPrefix)
+}
+
+// checkSolutions checks every exercise of the lesson both ways: its solution
+// passes the checks only selects (a -run pattern; every check when empty), and
+// the reference Reconciler fails each of the exercise's checks. A wait that
+// must succeed gets 2 minutes, since make test's other jobs
 // hold the CPU meanwhile (a Deployment reaching Available took over 30 s there)
 // and a deadline met early costs nothing; 10 s is plenty for a wait that is
 // meant to time out. An exercise that runs on kind only is skipped on the local
 // cluster, with its reason.
-func solutionsHold(root string, l *lesson, w io.Writer) (bool, error) {
+func checkSolutions(root string, l *lesson, w io.Writer, only string) (bool, error) {
 	kindOnly := kindOnlyHere(l, onKind)
 	for _, ex := range l.Exercises {
 		if reason, ok := kindOnly[ex.Name]; ok {
 			fmt.Fprintf(w, "skip  "+learnerTexts().skipKindOnly+"\n", ex.Name, reason)
 			continue
 		}
-		if ok, err := passes(options{root: root, lesson: l.Number, reconciler: "reference", solution: ex.Name, timeout: "2m"}, w); err != nil || !ok {
+		if ok, err := passes(options{root: root, lesson: l.Number, reconciler: "reference", solution: ex.Name, timeout: "2m", run: only}, w); err != nil || !ok {
 			return false, err
 		}
 		if l.KubeSource {
@@ -175,7 +196,7 @@ func solutionsHold(root string, l *lesson, w io.Writer) (bool, error) {
 			continue
 		}
 		fmt.Fprintf(w, ">> exercise %s against the reference (its checks must fail)\n", ex.Name)
-		res, err := run(options{root: root, lesson: l.Number, reconciler: "reference", exercise: ex.Name, timeout: "10s", run: "TestExercise"}, w)
+		res, err := run(options{root: root, lesson: l.Number, reconciler: "reference", exercise: ex.Name, timeout: "10s", run: kittest.ExerciseTestPrefix}, w)
 		if err != nil {
 			return false, err
 		}

@@ -73,7 +73,8 @@ type Check struct {
 	// check must fail against it; `make test-checks` holds the suite to that.
 	StubFails bool `json:"stubFails,omitempty"`
 	// Exercise, when set, marks a check beyond the reference Reconciler: it runs
-	// only when $EXERCISE selects this name (see the Exercise function).
+	// only when $EXERCISE selects this name (see the Exercise function). Its
+	// test's name starts with ExerciseTestPrefix.
 	Exercise string `json:"exercise,omitempty"`
 	// Contracts are what the check relies on beyond its behaviour in plain words,
 	// one sentence each: a label it selects Pods by, a status field it reads, an

@@ -175,6 +175,10 @@ func (l *Lesson) checkRequired() error {
 
 // checkRows checks the rows of Checks (each complete, one per test, an exercise
 // mark naming an exercise) and makes an anchor-only Reread a path into Doc.
+// ExerciseTestPrefix begins the name of every exercise's check (Check.Exercise),
+// so that `-run ExerciseTestPrefix` selects the exercises' checks and no other.
+const ExerciseTestPrefix = "TestExercise"
+
 func (l *Lesson) checkRows() error {
 	seen := map[string]bool{}
 	for i := range l.Checks {
@@ -187,6 +191,8 @@ func (l *Lesson) checkRows() error {
 			return fmt.Errorf("%s: test %s has a row already; one row per test", where, c.Test)
 		case c.Exercise != "" && l.exercise(c.Exercise) == nil:
 			return fmt.Errorf("%s: exercise %q is not one of the lesson's exercises (%s)", where, c.Exercise, l.ExerciseNames())
+		case c.Exercise != "" && !strings.HasPrefix(c.Test, ExerciseTestPrefix):
+			return fmt.Errorf("%s: a check of exercise %s is a test named %s...; rename the test (make test runs the exercises' checks by that prefix)", where, c.Exercise, ExerciseTestPrefix)
 		}
 		seen[c.Test] = true
 		if strings.HasPrefix(c.Reread, "#") {

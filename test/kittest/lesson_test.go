@@ -77,7 +77,7 @@ func testFunctions(t *testing.T, dir string) map[string]bool {
 func TestParseLessonNamesTheFieldAtFault(t *testing.T) {
 	const good = "lesson: \"9\"\nmain: .\nbinary: ctl\ndoc: docs/lessons/09.md\ncluster: shared\nexercises:\n- name: extra\nchecks:\n" +
 		"- test: TestA\n  behaviour: a\n  hint: h\n  reread: '#run-it'\n" +
-		"- test: TestB\n  behaviour: b\n  hint: h\n  reread: docs/other.md#x\n  exercise: extra\n"
+		"- test: TestExerciseB\n  behaviour: b\n  hint: h\n  reread: docs/other.md#x\n  exercise: extra\n"
 	l, err := ParseLesson([]byte(good), "tier/test/e2e")
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,8 @@ func TestParseLessonNamesTheFieldAtFault(t *testing.T) {
 		{"unknown field", good + "extra: 1\n", "tier/test/e2e", "extra"},
 		{"missing binary", strings.Replace(good, "binary: ctl\n", "", 1), "tier/test/e2e", "binary missing"},
 		{"a check without a hint", strings.Replace(good, "  hint: h\n", "", 1), "tier/test/e2e", "hint"},
-		{"a test twice", strings.Replace(good, "TestB", "TestA", 1), "tier/test/e2e", "one row per test"},
+		{"a test twice", strings.Replace(good, "TestExerciseB", "TestA", 1), "tier/test/e2e", "one row per test"},
+		{"an exercise's check not named TestExercise...", strings.Replace(good, "TestExerciseB", "TestB", 1), "tier/test/e2e", "a test named TestExercise..."},
 		{"an unknown exercise", strings.Replace(good, "exercise: extra", "exercise: other", 1), "tier/test/e2e", `exercise "other"`},
 		{"not in a tier", good, "lonely", "<tier>/test/<suite>"},
 		{"no cluster", strings.Replace(good, "cluster: shared\n", "", 1), "tier/test/e2e", "cluster missing"},
@@ -102,7 +103,7 @@ func TestParseLessonNamesTheFieldAtFault(t *testing.T) {
 		{"its own cluster without a smoke", strings.Replace(good, "cluster: shared", "cluster: own", 1), "tier/test/e2e", "smoke.checks"},
 		{"a smoke of checks and commands", strings.Replace(good, "cluster: shared", "cluster: own", 1) + "smoke:\n  checks: [TestA]\n  commands: [hack/x.sh]\n", "tier/test/e2e", "one of the two"},
 		{"a smoke check that is no row", strings.Replace(good, "cluster: shared", "cluster: own", 1) + "smoke:\n  checks: [TestC]\n", "tier/test/e2e", `smoke.checks[0]: "TestC" is no test`},
-		{"a smoke check of an exercise", strings.Replace(good, "cluster: shared", "cluster: own", 1) + "smoke:\n  checks: [TestB]\n", "tier/test/e2e", "a smoke runs the reference"},
+		{"a smoke check of an exercise", strings.Replace(good, "cluster: shared", "cluster: own", 1) + "smoke:\n  checks: [TestExerciseB]\n", "tier/test/e2e", "a smoke runs the reference"},
 		{"an empty smoke command", strings.Replace(good, "cluster: shared", "cluster: own", 1) + "smoke:\n  commands: ['  ']\n", "tier/test/e2e", "smoke.commands[0] is empty"},
 		{"kind only on the local cluster only", strings.Replace(good, "- name: extra\n", "- name: extra\n  kindOnly: a real kubelet\n", 1) + "localClusterOnly: a component swapped\n", "tier/test/e2e", "drop one of the two"},
 	} {
