@@ -15,6 +15,8 @@
 #   lib/kube.sh     the pinned Kubernetes: its version, its components, the version ldflags
 #   lib/lists.sh    the tiers (read from the lesson files), the Go modules (go.work and
 #                   the go.mod files outside it), a name checked against a list
+#   lib/passes.sh   a check of the kit's files that remembers its last pass (make
+#                   verify; make test's vet, docs and unit-test jobs)
 # Sourcing it defines names and functions and starts no program (bash's builtins
 # only), so that kube-version.sh, which the root Makefile runs each time it starts,
 # stays fast.
@@ -32,3 +34,4 @@ source "$KIT_ROOT/hack/lib/log.sh"
 source "$KIT_ROOT/hack/lib/cluster.sh"
 source "$KIT_ROOT/hack/lib/kube.sh"
 source "$KIT_ROOT/hack/lib/lists.sh"
+source "$KIT_ROOT/hack/lib/passes.sh"

@@ -8,36 +8,23 @@
 # cache and make judge a file by its time, and would otherwise run again every
 # envtest suite that reads a CRD (the cache's "(cached)" in make test-unit).
 #
-# Like go test's cache, it remembers its last pass: a key over every file of the
-# kit (but .git, _output and bin folders), the listing of bin/ (the generators'
-# sizes and times) and the go version, kept in _output/verify.key. When the key is the same,
-# no file the generators read or write has changed since then, the result cannot
-# differ, and it says so instead of generating again (about 20 s and 25 CPU
-# seconds of make test). Any edit, even to a doc, runs it in full; so does
-# removing _output/verify.key.
+# Like go test's cache, it remembers its last pass (hack/lib/passes.sh: a key
+# over every file of the kit, bin/'s listing and the go version, kept in
+# _output/verify.key). When the key is the same, no file
+# the generators read or write has changed since then, the result cannot differ,
+# and it says so instead of generating again (about 20 s and 25 CPU seconds of
+# make test). Any edit, even to a doc, runs it in full; so does removing
+# _output/verify.key.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$KIT_ROOT"
 
-key_file="$KIT_OUT/verify.key"
-# verify_key prints the key; where a tool it needs is missing (sha256sum is
-# shasum -a 256 on macOS) it fails, and verify runs in full without one.
-verify_key() {
-	local sum=sha256sum
-	command -v sha256sum >/dev/null || sum="shasum -a 256"
-	{
-		go env GOVERSION
-		LC_ALL=C ls -l "$KIT_BIN"
-		find . \( -name .git -o -name _output -o -name bin -o -name node_modules \) -prune -o -type f -print0 |
-			LC_ALL=C sort -z | xargs -0 $sum
-	} | $sum | cut -d' ' -f1
-}
-key=$(verify_key 2>/dev/null) || key=""
-if [ -n "$key" ] && [ -f "$key_file" ] && [ "$(cat "$key_file")" = "$key" ]; then
-	echo ">> verify: no file has changed since make verify last passed ($key_file); generated code and manifests are up to date"
+key=$(kit_tree_key 2>/dev/null) || key=""
+if kit_passed_before verify "$key"; then
+	echo ">> verify: no file has changed since make verify last passed ($KIT_OUT/verify.key); generated code and manifests are up to date"
 	exit 0
 fi
-rm -f "$key_file"
+kit_forget_pass verify
 
 snapshot() { git status --porcelain --untracked-files=all && git diff; }
 # Each file git knows of (and each new one it does not ignore), as
@@ -60,8 +47,5 @@ fi
 { diff <(echo "$times") <(mtimes) || true; } | sed -n 's/^< //p' | while IFS=$'\t' read -r t path; do
 	touch -m -d "@$t" -- "$path"
 done
-if [ -n "$key" ]; then
-	mkdir -p "$KIT_OUT"
-	echo "$key" >"$key_file"
-fi
+kit_remember_pass verify "$key"
 echo ">> verify: generated code and manifests are up to date"
