@@ -109,36 +109,51 @@ dead_components() {
 }
 
 # create_cluster creates the cluster and its fake nodes, and waits for the nodes
-# to be Ready. It returns 0 when every component still runs, 2 when one has
-# exited (named, with the last lines of its log), and stops the script on
+# to be Ready. It returns 0 when every component still runs, 2 as soon as one
+# has exited (named, with the last lines of its log), and stops the script on
 # anything else.
 create_cluster() {
-	local created=0 dead c
+	local created=0 kwokctl_pid
 	kit_log "creating local cluster '$KIT_CLUSTER' (kwokctl --runtime binary, 127.0.0.1 only)"
-	# Ctrl-C reaches kwokctl too, which then fails: say so plainly (not kwokctl's
-	# log) and remove what it had started, so the next local-up starts clean.
+	# Ctrl-C would reach kwokctl only in the foreground, and it then fails
+	# anyway: it is stopped here, and what it had started removed, so the next
+	# local-up starts clean.
 	interrupted=false
 	trap 'interrupted=true' INT TERM
 	if $have_flock; then flock 9; fi
+	# kwokctl waits up to 3 minutes for a cluster to answer, even when one of its
+	# components exited in its first second (a port taken): it runs in the
+	# background while the components are watched, and is stopped at once then.
 	kwokctl create cluster --name "$KIT_CLUSTER" --config "$config" \
-		--kubeconfig "$KIT_KUBECONFIG" --wait 3m --quiet-pull >"$create_log" 2>&1 || created=$?
+		--kubeconfig "$KIT_KUBECONFIG" --wait 3m --quiet-pull >"$create_log" 2>&1 &
+	kwokctl_pid=$!
+	while kill -0 "$kwokctl_pid" 2>/dev/null; do
+		if $interrupted || [ -n "$(dead_components)" ]; then
+			kill "$kwokctl_pid" 2>/dev/null || true
+			break
+		fi
+		sleep 1
+	done
+	wait "$kwokctl_pid" || created=$?
 	if $interrupted; then
 		kit_log "interrupted: deleting the local cluster '$KIT_CLUSTER' that was being created"
 		"$KIT_ROOT/hack/cluster/local-down.sh" >/dev/null 2>&1 || true
 		exit 130
 	fi
+	trap - INT TERM
+	report_dead && return 2
 	[ "$created" -eq 0 ] || {
 		cat "$create_log" >&2
 		kit_error "kwokctl could not create the cluster; its output is above, component logs under $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs"
 		exit 1
 	}
-	trap - INT TERM
 	# (set -e does not reach into a function called as a condition: each step
 	# says itself what failed.)
 	kit_kubectl config use-context "$ctx" >/dev/null || exit 1
 
 	kit_log "adding $KIT_NODES kwok fake nodes"
 	kwokctl scale node --name "$KIT_CLUSTER" --replicas "$KIT_NODES" >>"$create_log" 2>&1 || {
+		report_dead && return 2
 		kit_error "kwokctl could not add the fake nodes; its output: $create_log"
 		exit 1
 	}
@@ -152,18 +167,23 @@ create_cluster() {
 		fi
 	done
 	if $have_flock; then flock -u 9; fi
-	dead=$(dead_components)
-	if [ -n "$dead" ]; then
-		for c in $dead; do
-			kit_log "$c exited while the cluster started; the last lines of its log ($KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/$c.log):"
-			tail -n 3 "$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/$c.log" 2>/dev/null | cut -c1-400 >&2 || true
-		done
-		return 2
-	fi
+	report_dead && return 2
 	[ "$ready" -eq 1 ] || {
 		kit_error "the $KIT_NODES kwok fake nodes were not Ready within 2 minutes, though every component runs; kubectl get nodes shows them, component logs are under $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs"
 		exit 1
 	}
+}
+
+# report_dead succeeds, having named each component of the cluster that has
+# exited with the last lines of its log, when there is one.
+report_dead() {
+	local dead c
+	dead=$(dead_components)
+	[ -n "$dead" ] || return 1
+	for c in $dead; do
+		kit_log "$c exited while the cluster started; the last lines of its log ($KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/$c.log):"
+		tail -n 3 "$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/$c.log" 2>/dev/null | cut -c1-400 >&2 || true
+	done
 }
 
 attempt=1

@@ -112,7 +112,7 @@ func requireRolledOut(t *testing.T, cs kubernetes.Interface, namespace, name str
 // a process running the debug build, or delve on its port.
 func requireNoDebugger(t *testing.T, binary, port string) {
 	t.Helper()
-	requireGone(t, binary, 15*time.Second)
+	requireGone(t, binary, goneWithin)
 	if listening("127.0.0.1:" + port) {
 		t.Fatalf("something still listens on delve's port 127.0.0.1:%s after make undebug", port)
 	}

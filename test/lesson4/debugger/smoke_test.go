@@ -132,5 +132,5 @@ func TestSmokeDelveStopsADebugBuildAndTakesItDownWithIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-ended
-	requireGone(t, binary, 15*time.Second)
+	requireGone(t, binary, goneWithin)
 }
