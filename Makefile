@@ -223,6 +223,12 @@ undebug: ## Put WHAT back on the binary it ran before make debug (pinned or your
 test-debug: ## Lesson 4's debugger test on a fresh local cluster of its own: breakpoints in the Deployment controller and in lesson 2's FooReconciler, driven over delve's JSON-RPC API.
 	@hack/test-debug.sh
 
+##@ The API server (lesson 6)
+
+.PHONY: etcdctl
+etcdctl: ## Build bin/etcdctl (etcd's client, the cluster's etcd release) and print the export that points it at the local cluster's etcd: eval "$(make etcdctl)".
+	@hack/etcdctl.sh
+
 ##@ Your own controller
 
 ##% FROM new-controller: the tier to start from: sample-controller (its code, every name rewritten) or kubebuilder-guestbook (a new project from the pinned kubebuilder CLI, with the kit's conventions)
