@@ -22,9 +22,9 @@ func readSolution(root, doc string, kubeSource bool, solution string) (path, pat
 	lessonName := strings.TrimSuffix(filepath.Base(doc), ".md")
 	dir := filepath.Join(root, "docs", "solutions", lessonName)
 	if kubeSource {
-		kube := filepath.Join(dir, "kubernetes")
+		// A patch to the kit of that name first, else one to Kubernetes' source.
 		if _, err := os.Stat(filepath.Join(dir, solution+".patch")); err != nil {
-			dir = kube
+			dir = filepath.Join(dir, "kubernetes")
 		}
 	}
 	path = filepath.Join(dir, solution+".patch")

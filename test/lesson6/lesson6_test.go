@@ -72,7 +72,12 @@ func setup() error {
 	}
 	root := kittest.RepoRoot()
 	etcdctl = filepath.Join(root, kittest.BinDir, "etcdctl")
-	defer os.Setenv("GOWORK", os.Getenv("GOWORK"))
+	// Before any test runs, so no other build of the suite sees GOWORK=off.
+	if work, set := os.LookupEnv("GOWORK"); set {
+		defer os.Setenv("GOWORK", work)
+	} else {
+		defer os.Unsetenv("GOWORK")
+	}
 	if err := os.Setenv("GOWORK", "off"); err != nil {
 		return err
 	}
