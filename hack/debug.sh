@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # debug.sh is the body of lesson 4's debugger targets: a component of the local
 # cluster, or one of the kit's own controllers, run under delve (bin/dlv, pinned
-# in hack/delve) on a loopback port, and back.
+# in hack/delve) on a loopback port, and back; and of lesson 6's, a replica of
+# the cluster's kube-apiserver under delve beside it.
 #
 #   hack/debug.sh debug NAME       make debug WHAT=NAME [PORT=...] [PKGS=...]
 #   hack/debug.sh undebug NAME     make undebug WHAT=NAME
@@ -414,7 +415,7 @@ cmd_debug_replica() {
 	done
 	stop_replica "$state"
 	rm -f "$state" "$kubeconfig"
-	kit_die "the replica of $name did not answer /readyz within 3 minutes; nothing of it runs now; read why in $log"
+	kit_die "the replica of $name exited, or did not answer /readyz within 3 minutes; nothing of it runs now; read why in $log"
 }
 
 cmd_debug_tier() {
