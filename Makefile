@@ -174,9 +174,9 @@ check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCI
 
 ##@ Kubernetes itself (lesson 4)
 
-##% WHAT kube-build, kube-restart: a control-plane binary (kube-apiserver, kube-controller-manager, kube-scheduler; kube-build also kubectl; unset: all four); kube-test, kube-test-integration: packages of the Kubernetes source, written from its root (./pkg/controller/deployment/...); debug, undebug: kube-controller-manager, kube-scheduler, workqueue-example, sample-controller or kubebuilder-guestbook
+##% WHAT kube-build, kube-restart: a control-plane binary (kube-apiserver, kube-controller-manager, kube-scheduler; kube-build also kubectl; unset: all four); kube-test, kube-test-integration: packages of the Kubernetes source, written from its root (./pkg/controller/deployment/...); debug, undebug: kube-controller-manager, kube-scheduler, kube-apiserver (a replica beside the cluster's, lesson 6), workqueue-example, sample-controller or kubebuilder-guestbook
 WHAT ?=
-##% PORT debug: delve's port on 127.0.0.1 (default: kube-controller-manager 2345, kube-scheduler 2346, workqueue-example 2347, sample-controller 2348, kubebuilder-guestbook 2349, the ports .vscode/launch.json attaches to)
+##% PORT debug: delve's port on 127.0.0.1 (default: kube-controller-manager 2345, kube-scheduler 2346, workqueue-example 2347, sample-controller 2348, kubebuilder-guestbook 2349, kube-apiserver 2350, the ports .vscode/launch.json attaches to)
 PORT ?=
 ##% PKGS debug: the packages a component's debug build compiles with optimisation off, from the source's root or as import paths (default: its controllers, ./pkg/controller/... or ./pkg/scheduler/...)
 PKGS ?=
@@ -212,7 +212,7 @@ kube-test-integration: ## Upstream's integration tests of WHAT=./test/integratio
 	@hack/kube-src.sh test-integration $(WHAT)
 
 .PHONY: debug
-debug: ## Run WHAT=kube-controller-manager or kube-scheduler of the local cluster under delve on 127.0.0.1 (PORT=), or WHAT=sample-controller (or another tier's controller) under delve in the foreground; prints how to attach.
+debug: ## Run WHAT=kube-controller-manager or kube-scheduler of the local cluster under delve on 127.0.0.1 (PORT=), or a replica of WHAT=kube-apiserver on the same etcd (lesson 6; prints its kubeconfig), or WHAT=sample-controller (or another tier's controller) under delve in the foreground; prints how to attach.
 	@PORT='$(PORT)' PKGS='$(PKGS)' hack/debug.sh debug $(WHAT)
 
 .PHONY: undebug
@@ -222,6 +222,12 @@ undebug: ## Put WHAT back on the binary it ran before make debug (pinned or your
 .PHONY: test-debug
 test-debug: ## Lesson 4's debugger test on a fresh local cluster of its own: breakpoints in the Deployment controller and in lesson 2's FooReconciler, driven over delve's JSON-RPC API.
 	@hack/test-debug.sh
+
+##@ The API server (lesson 6)
+
+.PHONY: etcdctl
+etcdctl: ## Build bin/etcdctl (etcd's client, the cluster's etcd release) and print the export that points it at the local cluster's etcd: eval "$(make etcdctl)".
+	@hack/etcdctl.sh
 
 ##@ Your own controller
 

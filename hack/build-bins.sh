@@ -12,6 +12,8 @@
 #   codegen  controller-gen, the code-generator generators, kustomize
 #   all      every binary below, plus kind
 #   dlv      delve, the debugger (lesson 4): not in all, built on first use
+#   etcdctl  etcd's client, from the same module and release as etcd (lesson 6 reads the
+#            local cluster's etcd with it): not in all, built on first use
 #   kubebuilder  the kubebuilder CLI (make new-controller FROM=kubebuilder-guestbook):
 #            not in all, built on first use
 #   kind-node  what make kind-node-image puts in the kit's kind node image beside the
@@ -36,6 +38,7 @@ module_of() {
 	esac
 	case "$1" in
 	etcd) echo "etcd go.etcd.io/etcd/server/v3" ;;
+	etcdctl) echo "etcd go.etcd.io/etcd/etcdctl/v3" ;;
 	kwok | kwokctl) echo "cluster sigs.k8s.io/kwok/cmd/$1" ;;
 	kind) echo "cluster sigs.k8s.io/kind" ;;
 	kit-component | kit-standin) echo "cluster github.com/controller-kit/controller-kit/hack/cluster/cmd/$1" ;;
@@ -107,7 +110,7 @@ main() {
 	for arg in "$@"; do
 		for name in $(expand "$arg"); do
 			if ! module_of "$name" >/dev/null; then
-				kit_die "unknown binary '$name'; known: $(expand all) dlv kubebuilder $(expand kind-node)"
+				kit_die "unknown binary '$name'; known: $(expand all) dlv etcdctl kubebuilder $(expand kind-node)"
 			fi
 			want+=("$name")
 		done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check-reading-paths.sh checks docs/reading-kubernetes.md, lesson 0
-# (docs/lessons/00-reading-kubernetes.md) and lesson 4's tables
-# (docs/lessons/04-changing-kubernetes.md) against the Go module cache, so none can
+# (docs/lessons/00-reading-kubernetes.md) and lesson 4's and lesson 6's tables
+# (docs/lessons/04-changing-kubernetes.md, 06-kube-apiserver.md) against the Go module cache, so none can
 # point at upstream code that moved or was renamed:
 #   - every path in a table (reading-kubernetes.md: the concept tables; lesson 0: every
 #     row that starts with a backquoted path) exists at the pinned version;
@@ -32,6 +32,7 @@ if [ "${1:-}" = -v ]; then verbose=true; fi
 doc=${READING_DOC:-docs/reading-kubernetes.md}
 lesson0=${LESSON0_DOC:-docs/lessons/00-reading-kubernetes.md}
 lesson4=docs/lessons/04-changing-kubernetes.md
+lesson6=docs/lessons/06-kube-apiserver.md
 modcache=$(go env GOMODCACHE)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -145,6 +146,7 @@ check_tables() {
 check_tables "$doc" Concepts
 check_tables "$lesson0" ""
 check_tables "$lesson4" "4. Upstream's own unit test"
+check_tables "$lesson6" "2. The request's path"
 
 # Paths lesson 0 mentions in its text (code blocks left out: their backquotes are
 # fences, not quotes): each must exist, in the module cache or in the kit (a path
@@ -189,7 +191,7 @@ done < <(git ls-files --cached --others --exclude-standard -- '*.md' |
 	grep -v -- '-reading-kubernetes\.md#' | sed 's/:.*reading-kubernetes\.md#/:/')
 
 if [ "$failures" -gt 0 ]; then
-	echo "check-reading-paths: $failures problem(s) in $doc, $lesson0 and $lesson4; fix the path or name (search the module under $modcache)" >&2
+	echo "check-reading-paths: $failures problem(s) in $doc, $lesson0, $lesson4 and $lesson6; fix the path or name (search the module under $modcache)" >&2
 	exit 1
 fi
-echo ">> reading-kubernetes.md, lesson 0 and lesson 4: $paths paths and $names names in their tables, and $mentions paths in lesson 0's text, found in k8s.io/kubernetes@$kube_version, k8s.io/*@$staging_version and sigs.k8s.io/controller-runtime@$cr_version; $links links into it resolve"
+echo ">> reading-kubernetes.md, lesson 0, lesson 4 and lesson 6: $paths paths and $names names in their tables, and $mentions paths in lesson 0's text, found in k8s.io/kubernetes@$kube_version, k8s.io/*@$staging_version and sigs.k8s.io/controller-runtime@$cr_version; $links links into it resolve"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # debug.sh is the body of lesson 4's debugger targets: a component of the local
 # cluster, or one of the kit's own controllers, run under delve (bin/dlv, pinned
-# in hack/delve) on a loopback port, and back.
+# in hack/delve) on a loopback port, and back; and of lesson 6's, a replica of
+# the cluster's kube-apiserver under delve beside it.
 #
 #   hack/debug.sh debug NAME       make debug WHAT=NAME [PORT=...] [PKGS=...]
 #   hack/debug.sh undebug NAME     make undebug WHAT=NAME
@@ -27,6 +28,17 @@
 # editor detaching never stops it, and adds --leader-elect=false: a component
 # paused at a breakpoint would lose its Lease and exit.
 #
+# kube-apiserver (lesson 6) is not swapped: every client of the cluster, its
+# controllers, scheduler and kwok included, would stop with it at a breakpoint.
+# make debug runs a replica beside it instead: a debug build of it (optimisation
+# off in the packages lesson 6 stops in) under delve, on the same etcd, with
+# the cluster's own flags (kit-component args) but for its port (a free one on
+# loopback), its own audit log and --endpoint-reconciler-type=none (so it never
+# writes itself into the kubernetes Service's endpoints), started in the
+# background, with a kubeconfig that points at it. Only the requests sent to
+# that kubeconfig stop at its breakpoints. undebug stops delve, the replica and
+# the watchdog, and removes what debug wrote.
+#
 # A tier's controller (workqueue-example, sample-controller,
 # kubebuilder-guestbook) runs in the foreground, the way its make run runs it,
 # built with optimisation off everywhere (-gcflags=all=-N -l: the first build
@@ -39,7 +51,8 @@
 # which is this cluster's own) as soon as delve has gone, however it went.
 #
 # State: $KIT_OUT/debug/<cluster>/<name>.env (PORT, BINARY the debug build,
-# PREVIOUS the binary the component ran before, SOURCE copy or module, WRAPPER),
+# PREVIOUS the binary the component ran before, SOURCE copy or module, WRAPPER;
+# for a replica PID delve's pid, SERVE its API port, KUBECONFIG, LOG),
 # written by debug and removed by undebug; $KIT_OUT/debug/<tier>.env (PORT,
 # BINARY) for a tier's controller while it runs. Lesson 4's debugger test reads them.
 set -euo pipefail
@@ -54,6 +67,9 @@ KIT_DIE_STATUS=2
 # through $(CONTROLLER), as the tier contract has it (hack/README.md), so that
 # make debug can put delve there; NO_CONTROLLER_TIERS the others.
 COMPONENTS=$KIT_LEADER_COMPONENTS
+# REPLICAS are the components make debug runs a second copy of, beside the
+# cluster's own, instead of swapping them.
+REPLICAS="kube-apiserver"
 TIERS="" NO_CONTROLLER_TIERS=""
 for tier in $(kit_tiers); do
 	if grep -q '^CONTROLLER ?=' "$KIT_ROOT/$tier/Makefile"; then
@@ -75,21 +91,22 @@ DLV="$KIT_BIN/dlv"
 
 # check_name NAME fails unless NAME is a component or a tier make debug knows.
 check_name() {
-	[ -n "${1:-}" ] || kit_die "name what to debug: WHAT=kube-controller-manager (one of: $COMPONENTS $TIERS)"
+	[ -n "${1:-}" ] || kit_die "name what to debug: WHAT=kube-controller-manager (one of: $COMPONENTS $REPLICAS $TIERS)"
 	if [[ " $NO_CONTROLLER_TIERS " == *" $1 "* ]]; then
-		kit_die "WHAT=$1: $1/Makefile starts its controller without \$(CONTROLLER), where make debug puts delve, so it cannot run it under the debugger; make debug takes: $COMPONENTS $TIERS"
+		kit_die "WHAT=$1: $1/Makefile starts its controller without \$(CONTROLLER), where make debug puts delve, so it cannot run it under the debugger; make debug takes: $COMPONENTS $REPLICAS $TIERS"
 	fi
-	kit_check_names "$COMPONENTS $TIERS" "$1"
+	kit_check_names "$COMPONENTS $REPLICAS $TIERS" "$1"
 }
 
 # default_port NAME prints delve's port for NAME when PORT is not set: 2345 for
 # the first name make debug takes and one more for each next one, the components
-# first, then the tiers in lesson order (kube-controller-manager 2345, ...,
-# kubebuilder-guestbook 2349). These are the ports .vscode/launch.json attaches
-# to; test/lesson4/debugger's launch test holds it to `debug.sh names`.
+# first, then the tiers in lesson order, then the replicas (kube-controller-manager
+# 2345, ..., kubebuilder-guestbook 2349, kube-apiserver 2350). These are the ports
+# .vscode/launch.json attaches to; test/lesson4/debugger's launch test holds it to
+# `debug.sh names`.
 default_port() {
 	local port=2345 name
-	for name in $COMPONENTS $TIERS; do
+	for name in $COMPONENTS $TIERS $REPLICAS; do
 		if [ "$name" = "$1" ]; then
 			echo "$port"
 			return
@@ -99,6 +116,7 @@ default_port() {
 }
 
 is_tier() { case " $TIERS " in *" $1 "*) return 0 ;; esac; return 1; }
+is_replica() { case " $REPLICAS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 check_port() {
 	case "$PORT" in '' | *[!0-9]*) kit_die "PORT=$PORT is not a port number; choose one such as PORT=2346" ;; esac
@@ -200,6 +218,8 @@ default_pkgs() {
 	case "$1" in
 	kube-controller-manager) echo ./pkg/controller/... ;;
 	kube-scheduler) echo ./pkg/scheduler/... ;;
+	# Lesson 6's three stops: the create handler, the registry's Store, the etcd3 store.
+	kube-apiserver) echo k8s.io/apiserver/pkg/endpoints/handlers k8s.io/apiserver/pkg/registry/generic/registry k8s.io/apiserver/pkg/storage/etcd3 ;;
 	esac
 }
 
@@ -227,9 +247,13 @@ attach_help() {
 		local root
 		for root in $MODULE_ROOTS; do echo "config substitute-path $root/ $modcache/$root/"; done
 	} >"$init"
+	local example='break sync k8s.io/kubernetes/pkg/controller/deployment.(*DeploymentController).syncDeployment; condition sync key == "default/NAME"'
+	if is_replica "$name"; then
+		example='break put k8s.io/apiserver/pkg/storage/etcd3.(*store).Create; condition put key == "/samplecontroller.k8s.io/foos/default/NAME"'
+	fi
 	cat <<EOF
     attach with the debugger's own client:  $DLV connect 127.0.0.1:$PORT --init ${init#"$KIT_ROOT"/}
-      (then e.g.: break sync k8s.io/kubernetes/pkg/controller/deployment.(*DeploymentController).syncDeployment; condition sync key == "default/NAME"; continue;
+      (then e.g.: $example; continue;
        leave with quit -c, which lets $name run on: a plain quit asks to kill delve, and answered n leaves $name halted)
     VS Code: Run and Debug, "attach: $name" (.vscode/launch.json; port $PORT)
     GoLand: Run | Edit Configurations | + | Go Remote, host 127.0.0.1, port $PORT
@@ -295,6 +319,105 @@ EOF
 	attach_help "$name" "$src"
 }
 
+# free_port prints a port on 127.0.0.1 that nothing listens on.
+free_port() {
+	local p
+	for p in $(shuf -i 20000-32000 -n 100); do
+		if ! listening "$p"; then
+			echo "$p"
+			return
+		fi
+	done
+	kit_die "found no free port on 127.0.0.1 in 20000-32000"
+}
+
+# stop_replica STATE stops the replica STATE describes: delve (its pid), then
+# what it debugged, which the watchdog would kill too; and waits until the
+# watchdog, the one other process whose command line names the debug build, has
+# ended as well, so that nothing of the replica is left when it returns.
+stop_replica() {
+	local state=$1 pid binary i
+	pid=$(state_get "$state" PID)
+	binary=$(state_get "$state" BINARY)
+	if [ -n "$pid" ] && alive "$pid"; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for i in $(seq 25); do alive "$pid" || break; sleep 0.2; done
+		if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
+	fi
+	[ -n "$binary" ] || return 0
+	kill_debuggee "$binary"
+	for i in $(seq 50); do
+		pgrep -f -- "$binary" >/dev/null || return 0
+		sleep 0.2
+	done
+	kit_error "warning: processes naming $binary still run: $(pgrep -af -- "$binary" | cut -c1-120)"
+}
+
+cmd_debug_replica() {
+	local name=$1 state="$DEBUG_DIR/$1.env" binary="$DEBUG_DIR/$1-replica"
+	local kubeconfig="$DEBUG_DIR/$1-replica.kubeconfig" log="$DEBUG_DIR/$1-replica.log"
+	require_cluster
+	if [ -f "$state" ] && alive "$(state_get "$state" PID)"; then
+		echo "debug: a replica of $name of the cluster $KIT_CLUSTER runs under the debugger already: delve listening at 127.0.0.1:$(state_get "$state" PORT)" >&2
+		echo "    kubeconfig: $(state_get "$state" KUBECONFIG); leave it: ${KIT_MAKE_PREFIX}make undebug WHAT=$name" >&2
+		exit 3
+	fi
+	require_port_free
+	local start=$SECONDS
+	"$KIT_ROOT/hack/build-bins.sh" dlv
+	local pkgs=${PKGS:-$(default_pkgs "$name")} src serve
+	src=$(source_dir)
+	mkdir -p "$DEBUG_DIR"
+	# shellcheck disable=SC2086 # one package pattern per word
+	"$KIT_ROOT/hack/kube-src.sh" debug-build "$name" "$binary" $pkgs
+	serve=$(free_port)
+	# The cluster's own flags, but for where it listens and where it audits.
+	local args=() arg
+	while IFS= read -r arg; do
+		case "$arg" in
+		--secure-port=*) arg="--secure-port=$serve" ;;
+		--audit-log-path=*) arg="--audit-log-path=$DEBUG_DIR/$name-replica-audit.log" ;;
+		esac
+		args+=("$arg")
+	done < <(kit_component args "$name")
+	[ ${#args[@]} -gt 0 ] || kit_die "kit-component printed no flags of $name for the cluster $KIT_CLUSTER"
+	args+=(--endpoint-reconciler-type=none)
+	# The cluster's kubeconfig, pointed at the replica.
+	local cluster
+	cluster=$(kit_kubectl config view --minify -o 'jsonpath={.clusters[0].name}')
+	cp "$KIT_KUBECONFIG" "$kubeconfig"
+	"$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" config set-cluster "$cluster" --server="https://127.0.0.1:$serve" >/dev/null
+	kit_log "starting a replica of $name under delve on the cluster's etcd (API on 127.0.0.1:$serve, log ${log#"$KIT_ROOT"/})"
+	# In a session of its own, so it outlives make and the terminal's Ctrl-C;
+	# without the cluster's lock (fd 8).
+	setsid "$KIT_ROOT/hack/debug.sh" delve "$PORT" "$binary" "${args[@]}" >"$log" 2>&1 </dev/null 8>&- &
+	local pid=$!
+	{
+		echo "PORT=$PORT"
+		echo "BINARY=$binary"
+		echo "PID=$pid"
+		echo "SERVE=$serve"
+		echo "KUBECONFIG=$kubeconfig"
+		echo "LOG=$log"
+		if [ "$src" = "$KUBE_SRC" ]; then echo "SOURCE=copy"; else echo "SOURCE=module"; fi
+	} >"$state"
+	local i
+	for i in $(seq 180); do
+		if ! alive "$pid"; then break; fi
+		if listening "$PORT" && "$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" --request-timeout=3s get --raw /readyz >/dev/null 2>&1; then
+			kit_log "the replica answers /readyz under delve, $((SECONDS - start)) s after make debug started"
+			echo "delve listening at 127.0.0.1:$PORT"
+			echo "kubeconfig: $kubeconfig"
+			attach_help "$name" "$src"
+			return
+		fi
+		sleep 1
+	done
+	stop_replica "$state"
+	rm -f "$state" "$kubeconfig"
+	kit_die "the replica of $name exited, or did not answer /readyz within 3 minutes; nothing of it runs now; read why in $log"
+}
+
 cmd_debug_tier() {
 	local tier=$1 pkg bin binary state="$KIT_OUT/debug/$1.env"
 	read -r pkg bin < <(kit_tier_main "$tier")
@@ -338,7 +461,13 @@ cmd_debug() {
 	check_name "$NAME"
 	PORT=${PORT:-$(default_port "$NAME")}
 	check_port
-	if is_tier "$NAME"; then cmd_debug_tier "$NAME"; else cmd_debug_component "$NAME"; fi
+	if is_tier "$NAME"; then
+		cmd_debug_tier "$NAME"
+	elif is_replica "$NAME"; then
+		cmd_debug_replica "$NAME"
+	else
+		cmd_debug_component "$NAME"
+	fi
 }
 
 cmd_undebug() {
@@ -350,6 +479,20 @@ cmd_undebug() {
 		kill_debuggee "$KIT_OUT/debug/bin/$bin"
 		rm -f "$KIT_OUT/debug/$name.env"
 		kit_log "$name: no debug build of it runs any more"
+		return
+	fi
+	if is_replica "$name"; then
+		local state="$DEBUG_DIR/$name.env"
+		if [ ! -f "$state" ]; then
+			kill_debuggee "$DEBUG_DIR/$name-replica"
+			kit_log "no replica of $name runs under the debugger; nothing to do"
+			return
+		fi
+		local kubeconfig
+		kubeconfig=$(state_get "$state" KUBECONFIG)
+		stop_replica "$state"
+		rm -f "$state" ${kubeconfig:+"$kubeconfig"}
+		kit_log "the replica of $name and its delve are stopped; the cluster's own $name runs on"
 		return
 	fi
 	require_cluster
@@ -389,6 +532,7 @@ cmd_names() {
 	local name
 	for name in $COMPONENTS; do echo "$name component $(default_port "$name")"; done
 	for name in $TIERS; do echo "$name tier $(default_port "$name")"; done
+	for name in $REPLICAS; do echo "$name component $(default_port "$name")"; done
 }
 
 main() {

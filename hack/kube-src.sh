@@ -195,10 +195,31 @@ swap() {
 	case " $KIT_LEADER_COMPONENTS " in *" $name "*) lease=$name ;; esac
 	if [ -n "$lease" ]; then holder=$(lease_holder "$lease"); fi
 	kit_component use "$name" "$binary"
+	if [ "$name" = kube-apiserver ]; then
+		# kube-controller-manager and kube-scheduler exit once they cannot renew
+		# their Lease for 10 s, which a restart of the API server can take on a
+		# busy machine, and kwokctl does not start them again: restart both,
+		# whichever way it went, and wait until each leads again.
+		local c old
+		for c in $KIT_LEADER_COMPONENTS; do
+			old=$(lease_holder "$c")
+			kit_log "restarting $c, which loses its Lease when kube-apiserver is away for 10 s"
+			kit_component stop "$c" >/dev/null
+			kit_component start "$c" >/dev/null
+			wait_lease "$c" "$old"
+		done
+		return 0
+	fi
 	[ -n "$lease" ] || return 0
-	local start=$SECONDS now
-	kit_log "waiting for the new $name to take its Lease (kube-system/$lease) from the stopped one (up to its 15 s lease duration)"
-	while now=$(lease_holder "$lease"); [ -z "$now" ] || [ "$now" = "$holder" ]; do
+	wait_lease "$name" "$holder"
+}
+
+# wait_lease NAME OLD waits until the Lease kube-system/NAME has a holder that
+# is not OLD (the process stopped), up to 90 s, and fails naming NAME's log.
+wait_lease() {
+	local name=$1 holder=$2 start=$SECONDS now
+	kit_log "waiting for the new $name to take its Lease (kube-system/$name) from the stopped one (up to its 15 s lease duration)"
+	while now=$(lease_holder "$name"); [ -z "$now" ] || [ "$now" = "$holder" ]; do
 		if [ $((SECONDS - start)) -ge 90 ]; then
 			kit_die "the new $name did not take its Lease within 90 s (holder: ${now:-none}); read $KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/$name.log"
 		fi

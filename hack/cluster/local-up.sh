@@ -7,7 +7,8 @@
 # Programs learn what it did from a file and its exit status, never from its output:
 #   - each time it succeeds, for a new cluster or one already running, it writes
 #     _output/cluster-<KIT_CLUSTER>.json (KIT_CLUSTER_INFO in lib.sh), a JSON object
-#     with "name", "context", "kubeconfig", "auditLog" and "kubeVersion";
+#     with "name", "context", "kubeconfig", "auditLog", "kubeVersion", and the
+#     "etcdEndpoint" and "etcdPrefix" its kube-apiserver stores objects under;
 #   - with KIT_FRESH=1 it creates a new cluster or nothing: when the cluster already
 #     exists, running or not, it leaves it as it is and exits 3.
 # Exit status: 0 the cluster is up; 3 KIT_FRESH=1 and the cluster exists; 1 any failure.
@@ -41,6 +42,12 @@ json_string() {
 	printf '"%s"' "$s"
 }
 
+# apiserver_flag NAME prints the value of the kube-apiserver's --NAME= in the
+# configuration kwokctl ran the cluster with (kwok.yaml), such as etcd-servers.
+apiserver_flag() {
+	sed -n "s|^ *- --$1=||p" "$KWOK_WORKDIR/clusters/$KIT_CLUSTER/kwok.yaml" | head -n 1
+}
+
 # write_cluster_info writes $KIT_CLUSTER_INFO for the running cluster. It writes a
 # temporary file first and renames it, so a reader never sees half of one.
 write_cluster_info() {
@@ -50,7 +57,9 @@ write_cluster_info() {
   "context": $(json_string "$ctx"),
   "kubeconfig": $(json_string "$KIT_KUBECONFIG"),
   "auditLog": $(json_string "$KIT_AUDIT_LOG"),
-  "kubeVersion": $(json_string "$kube_version")
+  "kubeVersion": $(json_string "$kube_version"),
+  "etcdEndpoint": $(json_string "$(apiserver_flag etcd-servers)"),
+  "etcdPrefix": $(json_string "$(apiserver_flag etcd-prefix)")
 }
 JSON
 	mv "$KIT_CLUSTER_INFO.tmp" "$KIT_CLUSTER_INFO"

@@ -331,3 +331,32 @@ func TestReportPrintsASkippedExerciseOnce(t *testing.T) {
 		t.Errorf("the skipped exercise a is %d lines, want one:\n%s", got, out.String())
 	}
 }
+
+func TestReadSolutionOfAKubeSourceLessonTellsAPatchToTheKitFromOneToKubernetes(t *testing.T) {
+	root := t.TempDir()
+	lesson := filepath.Join(root, "docs", "solutions", "06-kube-apiserver")
+	for path, patch := range map[string]string{
+		filepath.Join(lesson, "kubernetes", "plugin.patch"): "to Kubernetes' source\n",
+		filepath.Join(lesson, "etcd-read.patch"):            "to the kit\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(patch), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for solution, want := range map[string]struct {
+		patch string
+		kube  bool
+	}{
+		"plugin":    {"to Kubernetes' source\n", true},
+		"etcd-read": {"to the kit\n", false},
+	} {
+		path, patch, err := readSolution(root, "docs/lessons/06-kube-apiserver.md", true, solution)
+		if err != nil || patch != want.patch || kubeSourcePatch(path) != want.kube {
+			t.Errorf("readSolution(%s) = %s, %q, %v (kubeSourcePatch %v); want %q, kubeSourcePatch %v",
+				solution, path, patch, err, kubeSourcePatch(path), want.patch, want.kube)
+		}
+	}
+}

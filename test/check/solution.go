@@ -13,14 +13,19 @@ import (
 
 // readSolution reads the reference solution docs/solutions/<lesson>/<solution>.patch
 // of the lesson whose file is doc (kubeSource: docs/solutions/<lesson>/kubernetes/,
-// a patch to Kubernetes' source, kept apart from the patches to the kit), and
-// returns its path and content. A solution that does not exist is an error
-// listing the lesson's solutions.
+// a patch to Kubernetes' source, kept apart from the patches to the kit; or,
+// when there is none of that name, a patch to the kit all the same, such as
+// lesson 6's to its exercise's program), and returns its path and content
+// (kubeSourcePatch tells the two apart). A solution that does not exist is an
+// error listing the lesson's solutions.
 func readSolution(root, doc string, kubeSource bool, solution string) (path, patch string, err error) {
 	lessonName := strings.TrimSuffix(filepath.Base(doc), ".md")
 	dir := filepath.Join(root, "docs", "solutions", lessonName)
 	if kubeSource {
-		dir = filepath.Join(dir, "kubernetes")
+		// A patch to the kit of that name first, else one to Kubernetes' source.
+		if _, err := os.Stat(filepath.Join(dir, solution+".patch")); err != nil {
+			dir = filepath.Join(dir, "kubernetes")
+		}
 	}
 	path = filepath.Join(dir, solution+".patch")
 	data, err := os.ReadFile(path)
@@ -32,6 +37,13 @@ func readSolution(root, doc string, kubeSource bool, solution string) (path, pat
 		return "", "", fmt.Errorf("-solution=%q: no file %s (lesson %s's solutions: %s)", solution, path, lessonName, strings.Join(have, ", "))
 	}
 	return path, string(data), err
+}
+
+// kubeSourcePatch reports whether the solution at path (from readSolution) is
+// a patch to Kubernetes' source, which a kubeSource lesson's suite applies to a
+// copy of its own, rather than a patch to the kit, laid over it as an overlay.
+func kubeSourcePatch(path string) bool {
+	return filepath.Base(filepath.Dir(path)) == "kubernetes"
 }
 
 // writeOverlay applies patch (the solution file at patchPath, a `git diff` of

@@ -141,7 +141,8 @@ func (r *suiteRunner) freshLogDir() error {
 // lesson of exercises only, lesson 0, which checks the tier as it stands), the
 // exercises (a solution's own, or all of a lesson of exercises only; none that
 // is kind-only on the local cluster), and the solution: for a kubeSource lesson
-// a patch its suite applies itself, else an overlay laid over the tier.
+// a patch to Kubernetes' source, which its suite applies itself, else an
+// overlay laid over the kit (the tier, or lesson 6's program).
 func (r *suiteRunner) chooseWhatRuns() error {
 	l, o := r.lesson, &r.o
 	r.env = append(os.Environ(),
@@ -159,7 +160,7 @@ func (r *suiteRunner) chooseWhatRuns() error {
 	o.exercise = withoutKindOnly(o.exercise, r.kindOnly)
 	var err error
 	switch {
-	case l.KubeSource && o.solution != "":
+	case l.KubeSource && o.solution != "" && kubeSourcePatch(r.patchPath):
 		r.env = append(r.env, kittest.KubeSolutionEnv+"="+r.patchPath)
 	case l.KubeSource && o.reconciler == "stub":
 		// What the lesson starts from: a fresh copy and the pinned binaries.

@@ -28,6 +28,13 @@ type ClusterInfo struct {
 	AuditLog string `json:"auditLog"`
 	// KubeVersion is the control plane's Kubernetes version, such as "v1.37.2".
 	KubeVersion string `json:"kubeVersion"`
+	// EtcdEndpoint is the URL of the cluster's etcd as its kube-apiserver reaches it
+	// (--etcd-servers), such as "http://127.0.0.1:32754": plain http on loopback.
+	// Empty in a file written before local-up.sh wrote it: make local-up again.
+	EtcdEndpoint string `json:"etcdEndpoint,omitempty"`
+	// EtcdPrefix is the prefix of every key the kube-apiserver writes (--etcd-prefix),
+	// "/registry": a Foo default/x is at <prefix>/samplecontroller.k8s.io/foos/default/x.
+	EtcdPrefix string `json:"etcdPrefix,omitempty"`
 }
 
 // LocalUpClusterExists is hack/cluster/local-up.sh's exit status when it runs with

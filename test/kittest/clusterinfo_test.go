@@ -31,7 +31,9 @@ const clusterInfoJSON = `{
   "context": "kwok-controller-kit-test",
   "kubeconfig": "/kit/_output/kubeconfig-controller-kit-test",
   "auditLog": "/kit/_output/kwok/clusters/controller-kit-test/logs/audit.log",
-  "kubeVersion": "v1.37.2"
+  "kubeVersion": "v1.37.2",
+  "etcdEndpoint": "http://127.0.0.1:32754",
+  "etcdPrefix": "/registry"
 }
 `
 
@@ -48,11 +50,13 @@ func TestClusterInfoForALocalClusterReadsItsFile(t *testing.T) {
 	got, err := clusterInfoFor(kubeconfigWithContext(t, "kwok-controller-kit-test"), root)
 
 	want := ClusterInfo{
-		Name:        "controller-kit-test",
-		Context:     "kwok-controller-kit-test",
-		Kubeconfig:  "/kit/_output/kubeconfig-controller-kit-test",
-		AuditLog:    "/kit/_output/kwok/clusters/controller-kit-test/logs/audit.log",
-		KubeVersion: "v1.37.2",
+		Name:         "controller-kit-test",
+		Context:      "kwok-controller-kit-test",
+		Kubeconfig:   "/kit/_output/kubeconfig-controller-kit-test",
+		AuditLog:     "/kit/_output/kwok/clusters/controller-kit-test/logs/audit.log",
+		KubeVersion:  "v1.37.2",
+		EtcdEndpoint: "http://127.0.0.1:32754",
+		EtcdPrefix:   "/registry",
 	}
 	if err != nil || got != want {
 		t.Errorf("clusterInfoFor = %+v, %v; want %+v, nil", got, err, want)

@@ -8,6 +8,7 @@
 //	kit-component --name controller-kit-reliability start kube-apiserver
 //	kit-component --name controller-kit use kube-controller-manager _output/kube-build/bin/kube-controller-manager
 //	kit-component --name controller-kit binary kube-controller-manager
+//	kit-component --name controller-kit args kube-apiserver
 //
 // use checks that the new binary runs (--version) before it stops anything,
 // restarts the component on it and waits until the component's /healthz answers
@@ -76,6 +77,14 @@ func main() {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return printBinary(cmd.Context(), name, args[0])
+		},
+	})
+	root.AddCommand(&cobra.Command{
+		Use:   "args COMPONENT",
+		Short: "print the flags the cluster runs the component with, one a line (make debug WHAT=kube-apiserver starts a replica with them)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return printArgs(cmd.Context(), name, args[0])
 		},
 	})
 	if err := root.ExecuteContext(context.Background()); err != nil {

@@ -84,6 +84,19 @@ func printBinary(ctx context.Context, cluster, component string) error {
 	return nil
 }
 
+// printArgs prints the command-line flags the cluster gives the component
+// (its configuration's args, as kwokctl starts it), one a line.
+func printArgs(ctx context.Context, cluster, component string) error {
+	_, c, err := load(ctx, cluster, component)
+	if err != nil {
+		return err
+	}
+	for _, arg := range c.Args {
+		fmt.Println(arg)
+	}
+	return nil
+}
+
 // swapTo stops the component, points its link at binary and starts it.
 func swapTo(ctx context.Context, rt runtime.Runtime, c internalversion.Component, link, binary string) error {
 	component := c.Name
