@@ -48,13 +48,13 @@ func useBinary(ctx context.Context, cluster, component, binary string, timeout t
 
 	start := time.Now()
 	fmt.Printf("%s: restarting %s on %s (%s)\n", cluster, component, binary, version)
-	if err := swapTo(ctx, rt, c, link, binary); err != nil {
+	if err := swapTo(ctx, rt, cluster, c, link, binary); err != nil {
 		return err
 	}
 	if err := waitHealthy(ctx, cluster, c, timeout); err != nil {
 		log := filepath.Join(config.ClustersDir, cluster, "logs", component+".log")
 		fmt.Fprintf(os.Stderr, "%s: %s on %s is not healthy (%v); going back to %s\n", cluster, component, binary, err, old)
-		if backErr := swapTo(ctx, rt, c, link, old); backErr != nil {
+		if backErr := swapTo(ctx, rt, cluster, c, link, old); backErr != nil {
 			return fmt.Errorf("%s on %s never became healthy (%v), and going back to %s failed too: %w; its log: %s",
 				component, binary, err, old, backErr, log)
 		}
@@ -98,12 +98,12 @@ func printArgs(ctx context.Context, cluster, component string) error {
 }
 
 // swapTo stops the component, points its link at binary and starts it.
-func swapTo(ctx context.Context, rt runtime.Runtime, c internalversion.Component, link, binary string) error {
+func swapTo(ctx context.Context, rt runtime.Runtime, cluster string, c internalversion.Component, link, binary string) error {
 	component := c.Name
 	if err := rt.StopComponent(ctx, component); err != nil {
 		return fmt.Errorf("stopping %s: %w", component, err)
 	}
-	if err := waitPortFree(c, 10*time.Second); err != nil {
+	if err := waitPortFree(cluster, c, 10*time.Second); err != nil {
 		return err
 	}
 	// A new link renamed over the old one: the link is never missing.
@@ -124,8 +124,12 @@ func swapTo(ctx context.Context, rt runtime.Runtime, c internalversion.Component
 // waitPortFree waits until nothing accepts connections on the component's
 // endpoint any more, so that the health of the process started next is never read
 // from one that outlived the stop (a process a debugger started, say, which its
-// debugger's death does not end). The error names the address.
-func waitPortFree(c internalversion.Component, timeout time.Duration) error {
+// debugger's death does not end). The error names the address and, on Linux, the
+// process that holds it, says that the component is not running now, and gives
+// the two fixes: a leftover of the cluster is stopped and the command run again;
+// a port that another cluster took while the component was stopped never comes
+// back, so the cluster is started again on free ports, or another one is used.
+func waitPortFree(cluster string, c internalversion.Component, timeout time.Duration) error {
 	if c.Metric == nil || c.Metric.Host == "" {
 		return nil
 	}
@@ -141,8 +145,12 @@ func waitPortFree(c internalversion.Component, timeout time.Duration) error {
 			if l, ok := portListener(c.Metric.Host); ok {
 				holder = "it is " + l.String()
 			}
-			return fmt.Errorf("%s is stopped, but something still listens on %s (%s); stop it, then try again",
-				c.Name, c.Metric.Host, holder)
+			return fmt.Errorf("%[1]s is stopped, but another process still listens on its port %[2]s (%[3]s), so %[1]s is not running now. "+
+				"If that process is left from this cluster (a debug build, say), stop it and run the same command again. "+
+				"If it is another cluster's or another program's (one that started while %[1]s was stopped can take its free port), this is not your code, "+
+				"and the port does not come back: start this cluster again on free ports (KIT_CLUSTER=%[4]s make local-down, then KIT_CLUSTER=%[4]s make local-up), "+
+				"or use a cluster of its own (KIT_CLUSTER=NAME make local-up, then KIT_CLUSTER=NAME before each make command)",
+				c.Name, c.Metric.Host, holder, cluster)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -46,3 +46,49 @@ func TestHealthCheckAnsweredByAnotherProcessNamesThePortAndTheProcess(t *testing
 		}
 	}
 }
+
+// A port that another process still holds after the component stopped (another
+// cluster that started meanwhile took it, say) ends the restart with an error that
+// names the port and the process, says the component is not running now, and gives
+// both fixes: stop a leftover of this cluster and rerun, or start this cluster again
+// on free ports (or use another cluster), since a port another cluster holds never
+// comes back; "stop it, then try again" alone sends the learner after a process
+// that is not theirs.
+func TestPortStillHeldAfterTheStopNamesTheProcessAndBothFixes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conn.Close()
+		}
+	}()
+
+	c := internalversion.Component{Name: "kube-controller-manager", Metric: &internalversion.ComponentMetric{Scheme: "https", Host: ln.Addr().String()}}
+	err = waitPortFree("mine", c, time.Second)
+	if err == nil {
+		t.Fatal("the wait for a free port passed; want an error that another process holds it")
+	}
+	want := []string{
+		ln.Addr().String(),
+		"kube-controller-manager is not running now",
+		"stop it and run the same command again",
+		"not your code",
+		"KIT_CLUSTER=mine make local-down, then KIT_CLUSTER=mine make local-up",
+		"KIT_CLUSTER=NAME make local-up",
+	}
+	if runtime.GOOS == "linux" {
+		want = append(want, fmt.Sprintf("pid %d (", os.Getpid()))
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("the error does not say %q:\n%v", w, err)
+		}
+	}
+}
