@@ -88,7 +88,7 @@ var japanese = texts{
 	skipExercise:             "演習 %s（EXERCISE=%sで実行します）",
 	skipKindOnly:             "演習 %s はkindでのみ動きます。make kind-upのあと、同じコマンドを実行してください。\n      why:    %s",
 	didNotFinish:             "%s\n      （このチェックは最後まで実行されませんでした）",
-	summary:                  "%d / %d 個のチェックに合格",
+	summary:                  "%[2]d個のチェックのうち%[1]d個に合格しました",
 	fixFirst:                 "。上の最初のFAILを直してから、同じコマンドをもう一度実行してください",
 	period:                   "。",
 	checking:                 "レッスン%s（%s）をチェックします（%s）。各待機は%sで打ち切ります。",
