@@ -145,6 +145,10 @@ run-guestbook: ## Lesson 3: install the Guestbook CRD, apply a sample, run the m
 run-cloud: ## Lesson 5: apply the RBAC and a Service of type LoadBalancer, run the cloud-controller-manager (toy cloud, service controller only) as its ServiceAccount.
 	@$(MAKE) --no-print-directory -C cloud-provider-example run
 
+.PHONY: run-scheduler
+run-scheduler: ## Lesson 8: apply kwok nodes in two zones and an example Deployment, run kube-scheduler with the ZoneSpread plugin as a second scheduler (V=10: every plugin's score per node).
+	@$(MAKE) --no-print-directory -C scheduler-plugin-example run
+
 # make check's knobs (make help prints these ##% lines).
 ##% LESSON check: the lesson to check: {lessons}
 LESSON ?=
@@ -158,7 +162,7 @@ SOLUTION ?=
 RUN ?=
 ##% CHECK_TIMEOUT check: how long each wait of a check may take (default 30s)
 CHECK_TIMEOUT ?= 30s
-##% V check: V=1 prints the whole output of a failed check
+##% V check: V=1 prints the whole output of a failed check; run-scheduler: the scheduler's log verbosity (-v, default 2), V=10 for every plugin's score per node
 V ?=
 ##% KIT_LANG check: ja prints make check's own texts in Japanese and points each failed check's "reread:" at the Japanese lesson (docs/ja/); en: English (default: ja when LANG is ja_*)
 # The checker (test/check), built here on each use (the Go build cache

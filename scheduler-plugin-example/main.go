@@ -14,7 +14,9 @@
 //     the Reconciler in the other tiers; --list-reconcilers lists the names.
 //     Both register under the same plugin name, so one configuration serves
 //     both;
-//   - a misspelt --reconciler fails before anything starts, naming the flag.
+//   - a misspelt --reconciler fails before anything starts, naming the flag;
+//   - stopped by a signal, it exits 0 (upstream's command, without leader
+//     election, reports an error then).
 package main
 
 import (
@@ -22,8 +24,10 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,6 +38,7 @@ import (
 	_ "k8s.io/component-base/logs/json/register"
 	_ "k8s.io/component-base/metrics/prometheus/clientgo"
 	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
@@ -117,7 +122,21 @@ docs/lessons/08-kube-scheduler.md.`
 			fmt.Fprintln(cmd.OutOrStdout(), strings.Join(reconcilerNames(), "\n"))
 			return nil
 		}
-		return upstream(cmd, args)
+		// Upstream stops at the first SIGINT or SIGTERM, and without leader
+		// election its Run then returns an error ("finished without leader
+		// elect") although nothing failed; a stop asked for is no failure, so
+		// it exits 0 here, as the tiers' controllers do.
+		signals := make(chan os.Signal, 1)
+		signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(signals)
+		err := upstream(cmd, args)
+		select {
+		case <-signals:
+			klog.InfoS("Stopped", "reason", "signal", "upstreamError", err)
+			return nil
+		default:
+			return err
+		}
 	}
 	return cmd
 }
