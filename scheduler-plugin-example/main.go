@@ -15,12 +15,15 @@
 //     Both register under the same plugin name, so one configuration serves
 //     both;
 //   - a misspelt --reconciler fails before anything starts, naming the flag;
+//   - so does a configuration with a profile that names no scheduler, which
+//     upstream would name default-scheduler, the cluster's own;
 //   - stopped by a signal, it exits 0 (upstream's command, without leader
 //     election, reports an error then).
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -30,6 +33,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/component-base/cli"
 	// Imported for their init functions, as kube-scheduler's own main imports
@@ -42,6 +46,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"sigs.k8s.io/yaml"
 
 	"github.com/controller-kit/controller-kit/scheduler-plugin-example/pkg/zonespread"
 )
@@ -122,6 +127,9 @@ docs/lessons/08-kube-scheduler.md.`
 			fmt.Fprintln(cmd.OutOrStdout(), strings.Join(reconcilerNames(), "\n"))
 			return nil
 		}
+		if err := profilesNamed(cmd.Flags().Lookup("config").Value.String()); err != nil {
+			return err
+		}
 		// Upstream stops at the first SIGINT or SIGTERM, and without leader
 		// election its Run then returns an error ("finished without leader
 		// elect") although nothing failed; a stop asked for is no failure, so
@@ -139,6 +147,42 @@ docs/lessons/08-kube-scheduler.md.`
 		}
 	}
 	return cmd
+}
+
+// profilesNamed checks that every profile of the configuration file at path
+// ("" for none) names its scheduler. Upstream defaults a missing schedulerName,
+// and a missing profiles list, to default-scheduler: the name of the
+// cluster's own scheduler, so this second scheduler would take the cluster's
+// Pods too, two schedulers binding the same Pods. The error names the file,
+// the field and the fix.
+func profilesNamed(path string) error {
+	if path == "" {
+		return errors.New("--config: not set; this scheduler runs only with a configuration whose profiles name their scheduler (make run-scheduler passes config/scheduler-config.yaml)")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--config=%s: %w", path, err)
+	}
+	var config struct {
+		Profiles []struct {
+			SchedulerName string `json:"schedulerName"`
+		} `json:"profiles"`
+	}
+	if err := yaml.Unmarshal(data, &config); err != nil {
+		return fmt.Errorf("--config=%s: %w", path, err)
+	}
+	if len(config.Profiles) == 0 {
+		return fmt.Errorf("--config=%s: profiles: none; upstream would add one named %s, the cluster's own scheduler: add a profile with a schedulerName of its own", path, corev1.DefaultSchedulerName)
+	}
+	for i, p := range config.Profiles {
+		switch p.SchedulerName {
+		case "":
+			return fmt.Errorf("--config=%s: profiles[%d].schedulerName: not set; upstream would name it %s, the cluster's own scheduler, and both would bind the same Pods: set a name of its own, such as scheduler-plugin-example", path, i, corev1.DefaultSchedulerName)
+		case corev1.DefaultSchedulerName:
+			return fmt.Errorf("--config=%s: profiles[%d].schedulerName: %s is the cluster's own scheduler, and both would bind the same Pods: set a name of its own, such as scheduler-plugin-example", path, i, corev1.DefaultSchedulerName)
+		}
+	}
+	return nil
 }
 
 // editDistance is the number of one-letter insertions, deletions and

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -49,5 +51,46 @@ func TestEveryReconcilerMakesThePluginOfTheRegisteredName(t *testing.T) {
 		if err != nil || pl.Name() != "ZoneSpread" {
 			t.Errorf("--reconciler=%s: %v, %v; want a plugin named ZoneSpread, the name the configuration enables", name, pl, err)
 		}
+	}
+}
+
+// writeConfig writes a scheduler configuration with profiles (YAML lines under
+// profiles:) and a kubeconfig of a server nobody answers, and returns its path.
+func writeConfig(t *testing.T, profiles string) string {
+	t.Helper()
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\nusers:\n- name: u\n  user: {}\ncurrent-context: c\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nleaderElection:\n  leaderElect: false\nclientConnection:\n  kubeconfig: " + kubeconfig + "\n" + profiles
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestBadConfigurationExitsNamingTheField(t *testing.T) {
+	for _, tc := range []struct {
+		name, profiles string
+		want           []string
+	}{
+		{"no profiles", "", []string{"profiles: none"}},
+		{"a profile without a scheduler name", "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: ZoneSpread\n", []string{"profiles[0].schedulerName: not set"}},
+		{"the cluster's scheduler's name", "profiles:\n- schedulerName: toy\n- schedulerName: default-scheduler\n", []string{"profiles[1].schedulerName: default-scheduler"}},
+		{"a plugin not registered", "profiles:\n- schedulerName: toy\n  plugins:\n    filter:\n      enabled:\n      - name: ZoneSprad\n", []string{"toy", `"ZoneSprad" does not exist`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := runCommand(t, "--config="+writeConfig(t, tc.profiles), "--secure-port=0")
+			if err == nil {
+				t.Fatal("the scheduler started; want an error naming the field")
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q, want it to name %q", err, want)
+				}
+			}
+		})
 	}
 }
