@@ -145,10 +145,6 @@ run-guestbook: ## Lesson 3: install the Guestbook CRD, apply a sample, run the m
 run-cloud: ## Lesson 5: apply the RBAC and a Service of type LoadBalancer, run the cloud-controller-manager (toy cloud, service controller only) as its ServiceAccount.
 	@$(MAKE) --no-print-directory -C cloud-provider-example run
 
-.PHONY: run-scheduler
-run-scheduler: ## Lesson 8: apply kwok nodes in two zones and an example Deployment, run kube-scheduler with the ZoneSpread plugin as a second scheduler (V=10: every plugin's score per node).
-	@$(MAKE) --no-print-directory -C scheduler-plugin-example run
-
 # make check's knobs (make help prints these ##% lines).
 ##% LESSON check: the lesson to check: {lessons}
 LESSON ?=
@@ -175,6 +171,10 @@ check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCI
 	@# -ensure-cluster: the arguments first, so a typo never waits for a cluster to
 	@# start, then the cluster (hack/cluster/ensure-cluster.sh), then the checks.
 	@"$(CHECK)" -ensure-cluster -timeout $(CHECK_TIMEOUT) -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)" -run "$(RUN)" $(if $(V),-v)
+
+.PHONY: run-scheduler
+run-scheduler: ## Lesson 8: apply kwok nodes in two zones and an example Deployment, run kube-scheduler with the ZoneSpread plugin as a second scheduler (V=10: every plugin's score per node).
+	@$(MAKE) --no-print-directory -C scheduler-plugin-example run
 
 ##@ Kubernetes itself (lesson 4)
 
