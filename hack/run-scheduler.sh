@@ -13,14 +13,17 @@
 # with exactly that scheduler's RBAC. --secure-port=0: no HTTPS endpoint (its
 # health and metrics), which would need delegated authentication.
 #
-# Environment: RECONCILER (reference or stub; empty: the binary's default,
-# reference), V (the log verbosity, -v; default 2, the Pods bound; 10 adds each
-# plugin's score for each node), ARGS (more flags), KUBECONFIG.
+# Environment: CONTROLLER (the command that runs the scheduler: the module's
+# binary, or hack/debug.sh's delve and its debug build), RECONCILER (reference
+# or stub; empty: the binary's default, reference), V (the log verbosity, -v;
+# default 2, the Pods bound; 10 adds each plugin's score for each node), ARGS
+# (more flags), KUBECONFIG.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 module="$KIT_ROOT/scheduler-plugin-example"
 bin="$module/bin/scheduler-plugin-example"
+controller=${CONTROLLER:-$bin}
 kubeconfig=${KUBECONFIG:-$KIT_KUBECONFIG}
 out="$KIT_OUT/scheduler-plugin-example"
 mkdir -p "$out"
@@ -48,6 +51,6 @@ cat <<MSG
      kubectl get nodes -L topology.kubernetes.io/zone
      kubectl delete -f scheduler-plugin-example/config/examples/deployment.yaml   # from the repository root, when done
 MSG
-# shellcheck disable=SC2086 # ARGS are flags, split on purpose
-exec "$bin" --config="$out/scheduler-config.yaml" --secure-port=0 \
+# shellcheck disable=SC2086 # CONTROLLER is a command and its arguments, ARGS are flags: split on purpose
+exec $controller --config="$out/scheduler-config.yaml" --secure-port=0 \
 	${RECONCILER:+--reconciler="$RECONCILER"} -v="${V:-2}" ${ARGS:-}
