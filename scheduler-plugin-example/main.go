@@ -33,6 +33,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/component-base/cli"
@@ -115,8 +116,16 @@ profile of --config enables it. It is lesson 8 of controller-kit:
 docs/lessons/08-kube-scheduler.md.`
 
 	var listReconcilers bool
-	cmd.Flags().StringVar(&reconciler, "reconciler", reconciler, "Which version of the ZoneSpread plugin runs: reference (the kit's) or stub (lets every node through, your starting point); see reconcilers in main.go.")
-	cmd.Flags().BoolVar(&listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them).")
+	plugin := pflag.NewFlagSet("ZoneSpread plugin", pflag.ContinueOnError)
+	plugin.StringVar(&reconciler, "reconciler", reconciler, "Which version of the ZoneSpread plugin runs: reference (the kit's) or stub (lets every node through, your starting point); see reconcilers in main.go.")
+	plugin.BoolVar(&listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them).")
+	cmd.Flags().AddFlagSet(plugin)
+	// Upstream's --help prints its own sections of flags only; ours follow.
+	upstreamHelp := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		upstreamHelp(c, args)
+		fmt.Fprintf(c.OutOrStdout(), "\nZoneSpread plugin flags:\n\n%s", plugin.FlagUsages())
+	})
 
 	upstream := cmd.RunE
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

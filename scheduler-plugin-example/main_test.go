@@ -94,3 +94,15 @@ func TestBadConfigurationExitsNamingTheField(t *testing.T) {
 		})
 	}
 }
+
+func TestHelpListsTheKitsFlags(t *testing.T) {
+	out, err := runCommand(t, "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--reconciler", "--list-reconcilers", "--config"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help does not mention %s", want)
+		}
+	}
+}
