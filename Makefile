@@ -158,7 +158,7 @@ SOLUTION ?=
 RUN ?=
 ##% CHECK_TIMEOUT check: how long each wait of a check may take (default 30s)
 CHECK_TIMEOUT ?= 30s
-##% V check: V=1 prints the whole output of a failed check
+##% V check: V=1 prints the whole output of a failed check; run-scheduler: the scheduler's log verbosity (-v, default 2), V=10 for every plugin's score per node
 V ?=
 ##% KIT_LANG check: ja prints make check's own texts in Japanese and points each failed check's "reread:" at the Japanese lesson (docs/ja/); en: English (default: ja when LANG is ja_*)
 # The checker (test/check), built here on each use (the Go build cache
@@ -172,11 +172,15 @@ check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCI
 	@# start, then the cluster (hack/cluster/ensure-cluster.sh), then the checks.
 	@"$(CHECK)" -ensure-cluster -timeout $(CHECK_TIMEOUT) -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)" -run "$(RUN)" $(if $(V),-v)
 
+.PHONY: run-scheduler
+run-scheduler: ## Lesson 8: apply kwok nodes in two zones and an example Deployment, run kube-scheduler with the ZoneSpread plugin as a second scheduler (V=10: every plugin's score per node).
+	@$(MAKE) --no-print-directory -C scheduler-plugin-example run
+
 ##@ Kubernetes itself (lesson 4)
 
 ##% WHAT kube-build, kube-restart: a control-plane binary (kube-apiserver, kube-controller-manager, kube-scheduler; kube-build also kubectl; unset: all four); kube-test, kube-test-integration: packages of the Kubernetes source, written from its root (./pkg/controller/deployment/...); debug, undebug: kube-controller-manager, kube-scheduler, kube-apiserver (a replica beside the cluster's, lesson 6), workqueue-example, sample-controller or kubebuilder-guestbook
 WHAT ?=
-##% PORT debug: delve's port on 127.0.0.1 (default: kube-controller-manager 2345, kube-scheduler 2346, workqueue-example 2347, sample-controller 2348, kubebuilder-guestbook 2349, kube-apiserver 2350, the ports .vscode/launch.json attaches to)
+##% PORT debug: delve's port on 127.0.0.1 (default: kube-controller-manager 2345, kube-scheduler 2346, workqueue-example 2347, sample-controller 2348, kubebuilder-guestbook 2349, scheduler-plugin-example 2350, kube-apiserver 2351, the ports .vscode/launch.json attaches to)
 PORT ?=
 ##% PKGS debug: the packages a component's debug build compiles with optimisation off, from the source's root or as import paths (default: its controllers, ./pkg/controller/... or ./pkg/scheduler/...)
 PKGS ?=

@@ -101,7 +101,7 @@ check_name() {
 # default_port NAME prints delve's port for NAME when PORT is not set: 2345 for
 # the first name make debug takes and one more for each next one, the components
 # first, then the tiers in lesson order, then the replicas (kube-controller-manager
-# 2345, ..., kubebuilder-guestbook 2349, kube-apiserver 2350). These are the ports
+# 2345, ..., scheduler-plugin-example 2350, kube-apiserver 2351). These are the ports
 # .vscode/launch.json attaches to; test/lesson4/debugger's launch test holds it to
 # `debug.sh names`.
 default_port() {
@@ -430,8 +430,11 @@ cmd_debug_tier() {
 	mkdir -p "$KIT_OUT/debug/bin"
 	local start=$SECONDS
 	kit_log "building $tier with optimisation off everywhere (-gcflags=all=-N -l) into ${binary#"$KIT_ROOT"/}"
+	# A tier go.work leaves out (lesson 8's) is built as its Makefile builds it.
+	local gowork=${GOWORK:-}
+	kit_work_modules | grep -qxF -- "$tier" || gowork=off
 	kit_with_heartbeat "$tier" "the first time recompiles client-go and every other package it imports" \
-		go build -C "$KIT_ROOT/$tier" -gcflags='all=-N -l' -o "$binary" "$pkg" ||
+		env GOWORK="$gowork" go build -C "$KIT_ROOT/$tier" -gcflags='all=-N -l' -o "$binary" "$pkg" ||
 		kit_die "the debug build of $tier failed (the Go error is above)"
 	kit_log "built $tier for the debugger in $((SECONDS - start)) s"
 	{
@@ -439,8 +442,13 @@ cmd_debug_tier() {
 		echo "BINARY=$binary"
 	} >"$state"
 	local args=${ARGS:-}
-	# A controller paused at a breakpoint cannot renew its Lease.
-	[ "$tier" = workqueue-example ] || args="$args --leader-elect=false"
+	# A controller paused at a breakpoint cannot renew its Lease. (workqueue-example
+	# takes none; lesson 8's scheduler takes none either: its configuration says
+	# leaderElect: false, and its --leader-elect is ignored beside --config.)
+	case $tier in
+	workqueue-example | scheduler-plugin-example) ;;
+	*) args="$args --leader-elect=false" ;;
+	esac
 	cat <<EOF
 >> $tier runs under delve on 127.0.0.1:$PORT, the way make run runs it; attach once delve says it listens:
     attach with the debugger's own client:  $DLV connect 127.0.0.1:$PORT  (leave with quit -c: the controller runs on)

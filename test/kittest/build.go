@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -147,6 +149,9 @@ func goLocked(dir, out string, args []string, key string) error {
 	}
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
+	if cmd.Env, err = workspaceEnv(dir); err != nil {
+		return err
+	}
 	if output, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go %s in %s: %w\n%s", args[0], dir, err, output)
 	}
@@ -182,6 +187,9 @@ func buildKey(root, pkgDir string, what []string) (string, error) {
 	fmt.Fprintf(h, "%s\x00", rel)
 	env := exec.Command("go", append([]string{"env"}, goEnvForKey...)...)
 	env.Dir = pkgDir
+	if env.Env, err = workspaceEnv(pkgDir); err != nil {
+		return "", err
+	}
 	settings, err := env.Output()
 	if err != nil {
 		return "", fmt.Errorf("go env in %s: %w", pkgDir, err)
@@ -253,4 +261,76 @@ func overlayHash(path string) (string, error) {
 		h.Write(content)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+// workspaceEnv returns the environment of a go command run in dir: nil (the
+// process's own) when dir's module is one the kit's go.work uses, else the
+// process's own with GOWORK=off. A module kept out of the workspace on purpose
+// (lesson 8's scheduler-plugin-example, whose k8s.io/kubernetes would move the
+// versions the tiers build with) cannot be built in it: the go command refuses
+// a module go.work does not list. A GOWORK already set is left as it is.
+func workspaceEnv(dir string) ([]string, error) {
+	if _, set := os.LookupEnv("GOWORK"); set {
+		return nil, nil
+	}
+	root, err := rootAbove(dir)
+	if err != nil {
+		return nil, err
+	}
+	module, err := moduleAbove(root, dir)
+	if err != nil {
+		return nil, err
+	}
+	work, err := os.ReadFile(filepath.Join(root, "go.work"))
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(workspaceUses(string(work)), module) {
+		return nil, nil
+	}
+	return append(os.Environ(), "GOWORK=off"), nil
+}
+
+// moduleAbove returns the folder of the module dir lies in (the nearest folder
+// at or above dir with a go.mod), relative to root and slash-separated, "." for
+// root itself.
+func moduleAbove(root, dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			rel, err := filepath.Rel(root, d)
+			return filepath.ToSlash(rel), err
+		}
+		if d == root || filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod in %s or any folder above it up to %s", abs, root)
+		}
+	}
+}
+
+// workspaceUses returns the folders a go.work's use directives name, cleaned
+// ("./sample-controller" is "sample-controller"), in both forms the file takes:
+// use ./a, and a use ( ... ) block with one folder a line.
+func workspaceUses(work string) []string {
+	var uses []string
+	inBlock := false
+	for _, line := range strings.Split(work, "\n") {
+		line = strings.TrimSpace(line)
+		if i := strings.Index(line, "//"); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		switch {
+		case inBlock && line == ")":
+			inBlock = false
+		case inBlock && line != "":
+			uses = append(uses, path.Clean(strings.Trim(line, `"`)))
+		case line == "use (":
+			inBlock = true
+		case strings.HasPrefix(line, "use "):
+			uses = append(uses, path.Clean(strings.Trim(strings.TrimSpace(strings.TrimPrefix(line, "use ")), `"`)))
+		}
+	}
+	return uses
 }

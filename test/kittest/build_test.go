@@ -140,3 +140,37 @@ func TestCachedBinaryFromTheSameFilesRunsNoBuild(t *testing.T) {
 		t.Errorf("a cached binary removed by hand was not built again: %v", err)
 	}
 }
+
+func TestWorkspaceUsesReadsBothForms(t *testing.T) {
+	work := "// a comment\ngo 1.26.0\n\nuse ./single\n\nuse (\n\t./sample-controller\n\t./sample-controller/test/e2e // its suite\n\t\"./quoted\"\n)\n"
+	got := workspaceUses(work)
+	want := []string{"single", "sample-controller", "sample-controller/test/e2e", "quoted"}
+	if !slices.Equal(got, want) {
+		t.Errorf("workspaceUses: %q, want %q", got, want)
+	}
+}
+
+func TestWorkspaceEnvTurnsTheWorkspaceOffOutsideIt(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"go.work", "in/go.mod", "in/cmd/x.go", "out/go.mod", "out/pkg/y.go"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		content := ""
+		if f == "go.work" {
+			content = "go 1.26.0\n\nuse ./in\n"
+		}
+		if err := os.WriteFile(filepath.Join(root, f), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("GOWORK", "") // restored after the test ...
+	os.Unsetenv("GOWORK")  // ... and unset for it: workspaceEnv leaves a GOWORK that is set alone
+	if env, err := workspaceEnv(filepath.Join(root, "in/cmd")); err != nil || env != nil {
+		t.Errorf("a module go.work uses: %v, %v; want the process's own environment (nil)", env, err)
+	}
+	env, err := workspaceEnv(filepath.Join(root, "out/pkg"))
+	if err != nil || !slices.Contains(env, "GOWORK=off") {
+		t.Errorf("a module go.work does not use: %v; want GOWORK=off in the environment", err)
+	}
+}

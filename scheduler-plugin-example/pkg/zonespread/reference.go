@@ -1,0 +1,157 @@
+package zonespread
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// ZoneSpread is the reference plugin. At the filter point it keeps a Pod that
+// asks for a zone (ZoneAnnotation) to the nodes labelled with that zone
+// (ZoneLabel); at the score point it prefers the nodes that hold the fewest
+// Pods of the Pod's workload (Workload), so one workload's Pods spread evenly
+// over the nodes that fit. It also tells the scheduling queue which cluster
+// events can make a Pod it rejected schedulable (EnqueueExtensions), and signs
+// Pods for opportunistic batching where its answers allow it (SignPlugin).
+type ZoneSpread struct{}
+
+// The extension points ZoneSpread implements, checked by the compiler: the
+// framework looks for each with a type assertion, so a method with a wrong
+// signature would otherwise be skipped in silence.
+var (
+	_ fwk.FilterPlugin      = &ZoneSpread{}
+	_ fwk.ScorePlugin       = &ZoneSpread{}
+	_ fwk.ScoreExtensions   = &ZoneSpread{}
+	_ fwk.EnqueueExtensions = &ZoneSpread{}
+	_ fwk.SignPlugin        = &ZoneSpread{}
+)
+
+// New is ZoneSpread's factory (a runtime.PluginFactory), which main.go
+// registers under Name. ZoneSpread takes no arguments and keeps no state: what
+// it needs of the cluster comes with each call (the Pod, the node's NodeInfo
+// from the scheduler's snapshot).
+func New(_ context.Context, _ runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
+	return &ZoneSpread{}, nil
+}
+
+// Name returns the plugin's name, Name.
+func (*ZoneSpread) Name() string { return Name }
+
+// Filter passes a node when the Pod asks for no zone or the node is labelled
+// with the zone it asks for. Otherwise it rejects the node as
+// UnschedulableAndUnresolvable: no preemption can help, since evicting Pods
+// does not change a node's labels. The reason names the zone and not the node,
+// so that the FailedScheduling event sums the nodes up under one reason
+// ("3 node(s) not in zone zone-c, ...").
+func (*ZoneSpread) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
+	zone := RequestedZone(pod)
+	if zone == "" {
+		return nil
+	}
+	node := nodeInfo.Node()
+	if node.Labels[ZoneLabel] == zone {
+		return nil
+	}
+	klog.FromContext(ctx).V(5).Info("Node is not in the zone the Pod asks for", "pod", klog.KObj(pod), "node", klog.KObj(node), "zone", zone)
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) not in zone %s (label %s)", zone, ZoneLabel))
+}
+
+// Score counts the Pods of the Pod's workload already on the node, those bound
+// and those the scheduler has assumed there but not bound yet (NodeInfo holds
+// both). A Pod of no workload scores 0 everywhere. NormalizeScore turns the
+// counts into scores, fewest Pods highest.
+func (*ZoneSpread) Score(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
+	workload := Workload(pod)
+	if workload == "" {
+		return 0, nil
+	}
+	var siblings int64
+	for _, p := range nodeInfo.GetPods() {
+		if Workload(p.GetPod()) == workload {
+			siblings++
+		}
+	}
+	return siblings, nil
+}
+
+// ScoreExtensions returns the plugin itself: its Score returns counts, which
+// NormalizeScore maps into the framework's range.
+func (pl *ZoneSpread) ScoreExtensions() fwk.ScoreExtensions { return pl }
+
+// NormalizeScore maps the counts Score returned into [MinNodeScore,
+// MaxNodeScore], reversed: the node with the most Pods of the workload gets
+// MinNodeScore, a node with none MaxNodeScore. The framework checks that each
+// score is in range after this, and fails the cycle if one is not.
+func (*ZoneSpread) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
+	var most int64
+	for _, s := range scores {
+		most = max(most, s.Score)
+	}
+	for i := range scores {
+		if most == 0 {
+			scores[i].Score = fwk.MaxNodeScore
+			continue
+		}
+		scores[i].Score = fwk.MaxNodeScore * (most - scores[i].Score) / most
+	}
+	return nil
+}
+
+// EventsToRegister tells the scheduling queue which cluster events may make a
+// Pod this plugin rejected schedulable. Filter rejects a node only for its zone
+// label, so only a node added, or a node's labels changed, can help; and the
+// hint, isSchedulableAfterNodeChange, lets through only a node that now has the
+// zone the Pod asks for. Any other event (a Pod deleted, a node's taints or
+// allocatable changed) leaves the Pod where it is, in the unschedulable pool,
+// instead of costing a scheduling cycle that would fail the same way. A plugin
+// without this method is registered for every event: correct, but each event
+// moves every Pod it rejected back to be tried again.
+func (pl *ZoneSpread) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+	}, nil
+}
+
+// isSchedulableAfterNodeChange is the QueueingHintFn of a node added or
+// relabelled: Queue when the node now carries the zone the Pod asks for and did
+// not before (oldObj is nil for a node added), QueueSkip otherwise. An object
+// of another type is an error, which the queue takes as Queue, so a Pod is
+// never stranded by a mistake here.
+func (*ZoneSpread) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (fwk.QueueingHint, error) {
+	zone := RequestedZone(pod)
+	node, ok := newObj.(*v1.Node)
+	if !ok {
+		return fwk.Queue, fmt.Errorf("want a *v1.Node, got %T", newObj)
+	}
+	if zone == "" || node.Labels[ZoneLabel] != zone {
+		logger.V(5).Info("Node added or relabelled, not in the zone the Pod asks for", "pod", klog.KObj(pod), "node", klog.KObj(node), "zone", zone)
+		return fwk.QueueSkip, nil
+	}
+	if old, ok := oldObj.(*v1.Node); ok && old.Labels[ZoneLabel] == zone {
+		return fwk.QueueSkip, nil
+	}
+	logger.V(4).Info("Node now in the zone the Pod asks for: trying the Pod again", "pod", klog.KObj(pod), "node", klog.KObj(node), "zone", zone)
+	return fwk.Queue, nil
+}
+
+// SignPod answers for opportunistic batching (KEP-5598): Pods with the same
+// signature may be placed from one scheduling cycle's results without running
+// the plugins again. A plugin at the filter or score point that does not
+// implement SignPlugin turns batching off for every Pod, so the reference
+// implements it. Its Filter reads only the zone the Pod asks for, so that is
+// the Pod's fragment. But its Score reads the Pods already on each node, which
+// change with every Pod placed: reusing one Pod's scores for the next would put
+// a workload's Pods on one node instead of spreading them. So a Pod of a
+// workload is refused (Unschedulable here means "not signable", not "cannot be
+// scheduled"), as the in-tree PodTopologySpread refuses Pods with spread
+// constraints.
+func (*ZoneSpread) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	if Workload(pod) != "" {
+		return nil, fwk.NewStatus(fwk.Unschedulable, "a Pod of a workload is not signable: its score depends on where the workload's other Pods are")
+	}
+	return []fwk.SignFragment{{Key: "v1.Pod.Annotations[" + ZoneAnnotation + "]", Value: RequestedZone(pod)}}, nil
+}

@@ -1,0 +1,254 @@
+//go:build e2e
+
+// Package e2e is scheduler-plugin-example's conformance suite: each test starts
+// the scheduler as a real process against the kit cluster ($KUBECONFIG), as a
+// second scheduler beside the cluster's, with the plugin version under test
+// ($RECONCILER), and checks one behaviour a user would notice on Pods: the node
+// each is bound to, its PodScheduled condition, its events. Run it with
+// `make check LESSON=8`; RECONCILER=stub shows which behaviours your own plugin
+// still lacks.
+//
+// The tests run side by side without seeing each other: each starts a
+// scheduler of its own under a scheduler name of its own (its Pods name it in
+// spec.schedulerName), and makes kwok Nodes of its own in a zone of its own
+// (the test namespace's name), so another test's scheduler never takes its
+// Pods and the reference never puts them on another test's Nodes.
+package e2e
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/controller-kit/controller-kit/test/kittest"
+)
+
+const (
+	// zoneAnnotation is how a Pod asks ZoneSpread for a zone, and zoneLabel the
+	// Node label it compares (zonespread.ZoneAnnotation and ZoneLabel in the
+	// scheduler's module, which this suite does not import; see go.mod).
+	zoneAnnotation = "zonespread.controller-kit.dev/zone"
+	zoneLabel      = "topology.kubernetes.io/zone"
+	// shippedSchedulerName is the profile's name in config/scheduler-config.yaml,
+	// which each test replaces by one of its own.
+	shippedSchedulerName = "schedulerName: scheduler-plugin-example"
+	// schedulerUser is the user the scheduler runs as (by impersonation): the
+	// cluster's own kube-scheduler's, so it has exactly that one's RBAC.
+	schedulerUser = "system:kube-scheduler"
+	// testNodeLabel marks the Nodes the suite makes, so that a run cut short
+	// leaves Nodes a look with kubectl finds (kubectl get nodes -l ...).
+	testNodeLabel = "controller-kit.dev/e2e-scheduler"
+)
+
+// lessonFile is this suite's row of the lesson table: which lesson it checks,
+// the scheduler to build and one row per check (kittest.Lesson).
+//
+//go:embed lesson.yaml
+var lessonFile []byte
+
+var (
+	// deadline bounds every poll: long enough for a loaded 2-core machine, and
+	// only reached when a test is going to fail anyway. `make check` shortens it
+	// through $KIT_E2E_TIMEOUT.
+	deadline = kittest.Deadline(90 * time.Second)
+	// suite builds the scheduler once for every test (suite.Bin).
+	suite = &kittest.Suite{File: lessonFile}
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(suite.Run(m))
+}
+
+// startScheduler runs the scheduler with the plugin version under test and the
+// shipped configuration, its profile renamed to name, as the cluster's own
+// scheduler's user. It returns once the process has started; the Pods of name
+// wait in the API server until its informers have synced.
+func startScheduler(t *testing.T, name string) *kittest.Process {
+	t.Helper()
+	shipped, err := kittest.File(filepath.Join(suite.TierDir, "config/scheduler-config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(shipped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := string(data)
+	if !strings.Contains(config, shippedSchedulerName) {
+		t.Fatalf("%s has no line %q, which the suite renames for each test", shipped, shippedSchedulerName)
+	}
+	config = strings.Replace(config, shippedSchedulerName, "schedulerName: "+name, 1)
+	config += "clientConnection:\n  kubeconfig: " + schedulerKubeconfig(t) + "\n"
+	path := filepath.Join(t.TempDir(), "scheduler-config.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return kittest.StartProcess(t, "scheduler", suite.Bin,
+		"--config="+path, "--secure-port=0", "--reconciler="+kittest.Reconciler(), "-v=2")
+}
+
+// schedulerKubeconfig writes a kubeconfig that reaches the cluster under test as
+// schedulerUser and returns its path.
+func schedulerKubeconfig(t *testing.T) string {
+	t.Helper()
+	raw, _, err := kittest.LoadKubeconfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, ok := raw.Contexts[raw.CurrentContext]
+	if !ok || raw.AuthInfos[ctx.AuthInfo] == nil {
+		t.Fatalf("kubeconfig context %q has no user to impersonate from", raw.CurrentContext)
+	}
+	user := raw.AuthInfos[ctx.AuthInfo].DeepCopy()
+	user.Impersonate = schedulerUser
+	user.ImpersonateGroups = []string{"system:authenticated"}
+	raw.AuthInfos = map[string]*clientcmdapi.AuthInfo{"scheduler": user}
+	ctx = ctx.DeepCopy()
+	ctx.AuthInfo = "scheduler"
+	raw.Contexts = map[string]*clientcmdapi.Context{raw.CurrentContext: ctx}
+	if err := clientcmdapi.FlattenConfig(&raw); err != nil {
+		t.Fatalf("cannot inline the kubeconfig's files: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig-scheduler")
+	if err := clientcmd.WriteToFile(raw, path); err != nil {
+		t.Fatalf("cannot write %s: %v", path, err)
+	}
+	return path
+}
+
+// makeNode creates a kwok Node called name in zone ("" for no zone label),
+// which kwok reports Ready, and deletes it at cleanup.
+func makeNode(t *testing.T, cs kubernetes.Interface, name, zone string) {
+	t.Helper()
+	labels := map[string]string{"type": "kwok", testNodeLabel: "true"}
+	if zone != "" {
+		labels[zoneLabel] = zone
+	}
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("32"),
+		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+	if _, err := cs.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating Node %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("cannot delete Node %s: %v", name, err)
+		}
+	})
+	kittest.Eventually(t, 2*time.Minute, "Node "+name+" Ready (kwok)", func(ctx context.Context) (bool, error) {
+		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				return c.Status == corev1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// podSpec returns the spec of a Pod for scheduler (its spec.schedulerName).
+func podSpec(scheduler string) corev1.PodSpec {
+	return corev1.PodSpec{
+		SchedulerName: scheduler,
+		Containers:    []corev1.Container{{Name: "web", Image: "nginx:1.27"}},
+	}
+}
+
+// makePod creates a Pod called name for scheduler, asking for zone ("" for
+// none).
+func makePod(t *testing.T, cs kubernetes.Interface, namespace, name, scheduler, zone string) {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: podSpec(scheduler)}
+	if zone != "" {
+		pod.Annotations = map[string]string{zoneAnnotation: zone}
+	}
+	if _, err := cs.CoreV1().Pods(namespace).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating Pod %s: %v", name, err)
+	}
+}
+
+// waitBound waits until the Pod namespace/name is bound to a node and returns
+// the node's name.
+func waitBound(t *testing.T, cs kubernetes.Interface, namespace, name string, timeout time.Duration) string {
+	t.Helper()
+	var node string
+	kittest.Eventually(t, timeout, "Pod "+namespace+"/"+name+" bound to a node (spec.nodeName)", func(ctx context.Context) (bool, error) {
+		pod, err := cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		node = pod.Spec.NodeName
+		return node != "", nil
+	})
+	return node
+}
+
+// schedulingEvent waits for an Event of reason about the Pod namespace/name
+// and returns it.
+func schedulingEvent(t *testing.T, cs kubernetes.Interface, namespace, name, reason string) *eventsv1.Event {
+	t.Helper()
+	var found *eventsv1.Event
+	kittest.Eventually(t, deadline, "a "+reason+" Event about Pod "+namespace+"/"+name, func(ctx context.Context) (bool, error) {
+		events, err := cs.EventsV1().Events(namespace).List(ctx, metav1.ListOptions{
+			FieldSelector: fields.Set{"regarding.name": name, "reason": reason}.String(),
+		})
+		if err != nil {
+			return false, err
+		}
+		for i := range events.Items {
+			if events.Items[i].Regarding.Kind == "Pod" {
+				found = &events.Items[i]
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return found
+}
+
+// podsOnNodes returns how many Pods of namespace each node holds.
+func podsOnNodes(t *testing.T, cs kubernetes.Interface, namespace string) map[string]int {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, p := range pods.Items {
+		count[p.Spec.NodeName]++
+	}
+	return count
+}
+
+// nodeNames returns n names of Nodes of the test's zone: zone-1, zone-2, ...
+func nodeNames(zone string, n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%d", zone, i+1)
+	}
+	return names
+}

@@ -1,0 +1,182 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/controller-kit/controller-kit/test/kittest"
+)
+
+// TestOnePodIsBoundByTheScheduler is make test's smoke of lesson 8: a Pod that
+// names the scheduler is bound to a node, and the Scheduled Event says it was
+// this scheduler.
+func TestOnePodIsBoundByTheScheduler(t *testing.T) {
+	t.Parallel()
+	cs := kittest.Clientset(t)
+	ns := kittest.Namespace(t, cs, "zs-smoke")
+	makeNode(t, cs, ns+"-1", ns)
+	startScheduler(t, ns)
+	makePod(t, cs, ns, "one", ns, "")
+	waitBound(t, cs, ns, "one", deadline)
+	if e := schedulingEvent(t, cs, ns, "one", "Scheduled"); e.ReportingController != ns {
+		t.Errorf("the Scheduled Event comes from %q, want %q, the profile's scheduler name", e.ReportingController, ns)
+	}
+}
+
+// TestPodsLandOnlyOnNodesOfTheirZone: Pods that ask for a zone are bound only to
+// nodes labelled with it.
+func TestPodsLandOnlyOnNodesOfTheirZone(t *testing.T) {
+	t.Parallel()
+	cs := kittest.Clientset(t)
+	ns := kittest.Namespace(t, cs, "zs-filter")
+	fitting := nodeNames(ns, 2)
+	for _, n := range fitting {
+		makeNode(t, cs, n, ns)
+	}
+	makeNode(t, cs, ns+"-elsewhere", ns+"-elsewhere")
+	startScheduler(t, ns)
+	for i := range 6 {
+		makePod(t, cs, ns, fmt.Sprintf("pod-%d", i), ns, ns)
+	}
+	for i := range 6 {
+		name := fmt.Sprintf("pod-%d", i)
+		if node := waitBound(t, cs, ns, name, deadline); !slices.Contains(fitting, node) {
+			t.Errorf("Pod %s asks for zone %s and is on node %s, want one of %v (labelled %s=%s)", name, ns, node, fitting, zoneLabel, ns)
+		}
+	}
+}
+
+// TestPodWithNoFittingNodeStaysPendingWithTheReason: a Pod that asks for a zone
+// no node has stays Pending, its PodScheduled condition False (Unschedulable),
+// with a FailedScheduling Event that names the zone.
+func TestPodWithNoFittingNodeStaysPendingWithTheReason(t *testing.T) {
+	t.Parallel()
+	cs := kittest.Clientset(t)
+	ns := kittest.Namespace(t, cs, "zs-pending")
+	makeNode(t, cs, ns+"-elsewhere", ns+"-elsewhere")
+	startScheduler(t, ns)
+	makePod(t, cs, ns, "nowhere", ns, ns)
+	e := schedulingEvent(t, cs, ns, "nowhere", "FailedScheduling")
+	if want := "not in zone " + ns; !strings.Contains(e.Note, want) {
+		t.Errorf("FailedScheduling Event: %q, want it to say %q (the plugin's reason)", e.Note, want)
+	}
+	pod, err := cs.CoreV1().Pods(ns).Get(context.Background(), "nowhere", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Spec.NodeName != "" {
+		t.Fatalf("Pod nowhere is bound to %s, want it Pending: no node is in zone %s", pod.Spec.NodeName, ns)
+	}
+	i := slices.IndexFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodScheduled })
+	if i < 0 || pod.Status.Conditions[i].Status != corev1.ConditionFalse || pod.Status.Conditions[i].Reason != corev1.PodReasonUnschedulable {
+		t.Errorf("Pod nowhere's conditions: %+v, want PodScheduled False, reason Unschedulable", pod.Status.Conditions)
+	}
+}
+
+// TestRelabelledNodeSchedulesThePendingPod: a Pending Pod is bound within
+// seconds of a node being labelled with its zone: the node's event moves it
+// back to be scheduled, long before the queue's periodic flush of
+// unschedulable Pods (5 minutes).
+func TestRelabelledNodeSchedulesThePendingPod(t *testing.T) {
+	t.Parallel()
+	cs := kittest.Clientset(t)
+	ns := kittest.Namespace(t, cs, "zs-requeue")
+	node := ns + "-1"
+	makeNode(t, cs, node, ns+"-elsewhere")
+	startScheduler(t, ns)
+	makePod(t, cs, ns, "waiting", ns, ns)
+	schedulingEvent(t, cs, ns, "waiting", "FailedScheduling")
+	if p, err := cs.CoreV1().Pods(ns).Get(context.Background(), "waiting", metav1.GetOptions{}); err != nil || p.Spec.NodeName != "" {
+		t.Fatalf("Pod waiting: %v, bound to %q; want it Pending before the node is relabelled", err, p.Spec.NodeName)
+	}
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, zoneLabel, ns)
+	kittest.Kubectl(t, "patch", "node", node, "--type=merge", "-p", patch)
+	// Under the periodic flush: an event, not the flush, must have moved it.
+	if got := waitBound(t, cs, ns, "waiting", min(deadline, 2*time.Minute)); got != node {
+		t.Errorf("Pod waiting is on %s, want %s, the node relabelled into its zone", got, node)
+	}
+}
+
+// TestWorkloadSpreadsEvenlyOverTheFittingNodes: the twelve Pods of one
+// ReplicaSet that asks for a zone of four nodes land three on each.
+func TestWorkloadSpreadsEvenlyOverTheFittingNodes(t *testing.T) {
+	t.Parallel()
+	cs := kittest.Clientset(t)
+	ns := kittest.Namespace(t, cs, "zs-spread")
+	fitting := nodeNames(ns, 4)
+	for _, n := range fitting {
+		makeNode(t, cs, n, ns)
+	}
+	startScheduler(t, ns)
+	const replicas = 12
+	labels := map[string]string{"app": "spread"}
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{zoneAnnotation: ns}},
+		Spec:       podSpec(ns),
+	}
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "spread", Namespace: ns},
+		Spec:       appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](replicas), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
+	}
+	if _, err := cs.AppsV1().ReplicaSets(ns).Create(context.Background(), rs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kittest.Eventually(t, deadline, fmt.Sprintf("%d Pods of ReplicaSet spread bound", replicas), func(ctx context.Context) (bool, error) {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		bound := 0
+		for _, p := range pods.Items {
+			if p.Spec.NodeName != "" {
+				bound++
+			}
+		}
+		return bound == replicas, nil
+	})
+	count := podsOnNodes(t, cs, ns)
+	for _, n := range fitting {
+		if count[n] != replicas/len(fitting) {
+			t.Errorf("Pods per node: %v, want %d on each of %v", count, replicas/len(fitting), fitting)
+			break
+		}
+	}
+}
+
+// TestEachSchedulerKeepsToItsOwnPods: the cluster's scheduler never binds a Pod
+// that names this one, and this one never binds a Pod of the cluster's
+// (default-scheduler), even one that asks for its zone.
+func TestEachSchedulerKeepsToItsOwnPods(t *testing.T) {
+	t.Parallel()
+	cs := kittest.Clientset(t)
+	ns := kittest.Namespace(t, cs, "zs-two")
+	makeNode(t, cs, ns+"-1", ns)
+	// This scheduler does not run yet: its Pod waits, while the cluster's
+	// scheduler binds its own Pod created after it.
+	makePod(t, cs, ns, "ours", ns, ns)
+	makePod(t, cs, ns, "default", corev1.DefaultSchedulerName, ns)
+	waitBound(t, cs, ns, "default", deadline)
+	if p, err := cs.CoreV1().Pods(ns).Get(context.Background(), "ours", metav1.GetOptions{}); err != nil || p.Spec.NodeName != "" {
+		t.Fatalf("Pod ours: %v, bound to %q while no scheduler of its name runs; want it unbound: the cluster's scheduler took it", err, p.Spec.NodeName)
+	}
+	startScheduler(t, ns)
+	waitBound(t, cs, ns, "ours", deadline)
+	makePod(t, cs, ns, "default-later", corev1.DefaultSchedulerName, ns)
+	waitBound(t, cs, ns, "default-later", deadline)
+	for pod, want := range map[string]string{"ours": ns, "default": corev1.DefaultSchedulerName, "default-later": corev1.DefaultSchedulerName} {
+		if e := schedulingEvent(t, cs, ns, pod, "Scheduled"); e.ReportingController != want {
+			t.Errorf("Pod %s was scheduled by %q (its Scheduled Event), want %q", pod, e.ReportingController, want)
+		}
+	}
+}
