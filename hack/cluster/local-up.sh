@@ -217,12 +217,13 @@ done
 # exited, it is started once more (kit-component, as make kube-restart does).
 kcm_log="$KWOK_WORKDIR/clusters/$KIT_CLUSTER/logs/kube-controller-manager.log"
 # controllers_run waits up to 60 s for the ServiceAccount: 0 when it is there,
-# 2 as soon as kube-controller-manager's process is gone, 1 after 60 s.
+# 2 as soon as kube-controller-manager's process is gone (dead_components), 1
+# after 60 s.
 controllers_run() {
 	local i
 	for i in $(seq 60); do
 		kit_kubectl -n default get serviceaccount default >/dev/null 2>&1 && return 0
-		pgrep -f "$KWOK_WORKDIR/clusters/$KIT_CLUSTER/bin/kube-controller-manager " >/dev/null || return 2
+		[[ " $(dead_components | tr '\n' ' ') " != *" kube-controller-manager "* ]] || return 2
 		sleep 1
 	done
 	return 1
@@ -230,8 +231,8 @@ controllers_run() {
 ran=0
 controllers_run || ran=$?
 if [ "$ran" -eq 2 ]; then
-	kit_log "kube-controller-manager exited while the cluster started (its last lines below; log: $kcm_log); starting it again"
-	tail -n 3 "$kcm_log" >&2 || true
+	report_dead
+	kit_log "starting kube-controller-manager again"
 	# Stopped first: its exited process may linger as a zombie, which kwokctl
 	# takes for a running one.
 	"$KIT_BIN/kit-component" --name "$KIT_CLUSTER" stop kube-controller-manager >>"$create_log" 2>&1
