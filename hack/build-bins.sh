@@ -16,6 +16,9 @@
 #            local cluster's etcd with it): not in all, built on first use
 #   kubebuilder  the kubebuilder CLI (make new-controller FROM=kubebuilder-guestbook):
 #            not in all, built on first use
+#   csi      lesson 7's CSI programs, from their own build module (hack/csi): the sidecars
+#            csi-provisioner and csi-attacher, and csi-sanity (the CSI conformance tests):
+#            not in all, built on first use
 #   kind-node  what make kind-node-image puts in the kit's kind node image beside the
 #            cluster binaries: kubelet, kubeadm, kube-proxy, and kit-standin (the stand-in
 #            images' one program, hack/cluster/cmd/kit-standin, static): not in all
@@ -48,6 +51,9 @@ module_of() {
 	kustomize) echo "tools sigs.k8s.io/kustomize/kustomize/v5" ;;
 	kubebuilder) echo "tools sigs.k8s.io/kubebuilder/v4" ;;
 	dlv) echo "delve github.com/go-delve/delve/cmd/dlv" ;;
+	csi-provisioner) echo "csi github.com/kubernetes-csi/external-provisioner/v6/cmd/$1" ;;
+	csi-attacher) echo "csi github.com/kubernetes-csi/external-attacher/v4/cmd/$1" ;;
+	csi-sanity) echo "csi github.com/kubernetes-csi/csi-test/v5/cmd/$1" ;;
 	*) return 1 ;;
 	esac
 }
@@ -59,6 +65,7 @@ expand() {
 	codegen) echo controller-gen deepcopy-gen client-gen lister-gen informer-gen applyconfiguration-gen kustomize ;;
 	all) echo "$(expand cluster) $(expand codegen) kind" ;;
 	kind-node) echo $KIT_NODE_BINARIES kit-standin ;;
+	csi) echo csi-provisioner csi-attacher csi-sanity ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -110,7 +117,7 @@ main() {
 	for arg in "$@"; do
 		for name in $(expand "$arg"); do
 			if ! module_of "$name" >/dev/null; then
-				kit_die "unknown binary '$name'; known: $(expand all) dlv etcdctl kubebuilder $(expand kind-node)"
+				kit_die "unknown binary '$name'; known: $(expand all) dlv etcdctl kubebuilder $(expand kind-node) $(expand csi)"
 			fi
 			want+=("$name")
 		done
@@ -129,7 +136,7 @@ main() {
 	done
 	local total=$SECONDS
 	# Largest first, so the long kube-apiserver build warms the cache for the rest.
-	for mod in controlplane etcd cluster tools delve; do
+	for mod in controlplane etcd cluster tools delve csi; do
 		[ -n "${todo[$mod]:-}" ] || continue
 		local names=(${todo[$mod]})
 		if [ "$mod" = controlplane ]; then
