@@ -10,7 +10,7 @@
 // A volume is a folder under --state-dir (pkg/volumes), so a driver started
 // again finds the volumes it made. Compare with cmd/hostpathplugin/main.go in
 // github.com/kubernetes-csi/csi-driver-host-path, the CSI project's example
-// driver. The lesson is docs/lessons/07-csi.md.
+// driver. The lesson is docs/lessons/07-csi-driver.md.
 package main
 
 import (
