@@ -87,8 +87,9 @@ listening() { ss -xlH 2>/dev/null | awk -v p="$socket" '$5 == p {found = 1} END 
 # on is a driver that runs (another make run-csi on this cluster, say).
 if [ -e "$socket" ]; then
 	if listening; then
-		holder=$(ss -xlpH 2>/dev/null | awk -v p="$socket" '$5 == p' | grep -o 'users:(("[^"]*",pid=[0-9]*' | head -n1 |
-			sed 's/users:(("\([^"]*\)",pid=\([0-9]*\)/\1, pid \2/') || true
+		holder=$(ss -xlpH 2>/dev/null | awk -v p="$socket" '$5 == p' | grep -o 'pid=[0-9]*' | head -n1) || true
+		holder=${holder#pid=}
+		[ -z "$holder" ] || holder="$(readlink "/proc/$holder/exe" 2>/dev/null || echo process), pid $holder"
 		kit_die "a driver already listens on $socket${holder:+ ($holder)}: another make run-csi on the cluster $KIT_CLUSTER? Stop it (Ctrl-C in its terminal) first"
 	fi
 	kit_log "removing $socket, a socket file left by a driver that was killed (nothing listens on it)"
