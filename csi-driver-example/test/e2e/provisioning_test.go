@@ -85,10 +85,11 @@ func TestClaimAboveTheMaximumGetsAnEventAndNoVolume(t *testing.T) {
 	if !strings.Contains(event.Message, maxVolumeSize) && !strings.Contains(event.Message, maxVolumeBytes) {
 		t.Errorf("ProvisioningFailed event: %q, want it to name the limit, %s (%s bytes), so the user knows what to ask for", event.Message, maxVolumeSize, maxVolumeBytes)
 	}
-	// What the user would see after half a minute: how many times it failed.
-	// csi-provisioner retries a claim with a pause that doubles from 1 s, about
-	// five times in 30 s; a driver answer it took as a reason to retry at once
-	// would make a failure a second or more.
+	// What the user sees after half a minute is a count: how many times the
+	// claim failed (the events' counts), not how fast. csi-provisioner retries
+	// a claim with a pause that doubles from 1 s (--retry-interval-start), so
+	// about five times in 30 s; run in a loop (--retry-interval-start=10ms) it
+	// failed 25 times, the most events the recorder writes about one object.
 	const window, most = 30 * time.Second, 10
 	time.Sleep(window)
 	events, err := d.claimEvents(context.Background(), "too-big", "ProvisioningFailed")
