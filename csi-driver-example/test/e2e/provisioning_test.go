@@ -81,7 +81,7 @@ func TestClaimAboveTheMaximumGetsAnEventAndNoVolume(t *testing.T) {
 	d := newTestDriver(t, "csi-too-big")
 	d.startSidecars(false)
 	d.createClaim("too-big", d.name, "2Gi")
-	event := d.waitClaimEvent("too-big", "ProvisioningFailed")
+	event := d.waitProvisioningFailed("too-big")
 	if !strings.Contains(event.Message, maxVolumeSize) && !strings.Contains(event.Message, maxVolumeBytes) {
 		t.Errorf("ProvisioningFailed event: %q, want it to name the limit, %s (%s bytes), so the user knows what to ask for", event.Message, maxVolumeSize, maxVolumeBytes)
 	}
@@ -105,6 +105,27 @@ func TestClaimAboveTheMaximumGetsAnEventAndNoVolume(t *testing.T) {
 		t.Errorf("claim too-big failed %d times in about %s (its ProvisioningFailed events' counts), want at most %d: a retry in a loop", failures, window, most)
 	}
 	d.requirePending("too-big", "the driver makes no volume above "+maxVolumeSize)
+	if got := d.volumeFolders(); len(got) != 0 {
+		t.Errorf("the driver's volumes folder has %v, want nothing: no volume was made", got)
+	}
+}
+
+// TestClaimOfAnAccessModeTheDriverLacksGetsAnEventAndNoVolume: a claim many
+// nodes would write to (ReadWriteMany), which a volume of one node's folders
+// cannot serve, gets a ProvisioningFailed event that names the access mode, and
+// no volume.
+func TestClaimOfAnAccessModeTheDriverLacksGetsAnEventAndNoVolume(t *testing.T) {
+	t.Parallel()
+	d := newTestDriver(t, "csi-rwx")
+	d.startSidecars(false)
+	d.createClaimOf("shared", d.name, "10Mi", corev1.ReadWriteMany)
+	event := d.waitProvisioningFailed("shared")
+	// csi-provisioner asks for ReadWriteMany as MULTI_NODE_MULTI_WRITER.
+	message := strings.ToLower(event.Message)
+	if !strings.Contains(message, "access_mode") && !strings.Contains(message, "access mode") && !strings.Contains(message, "multi_node") {
+		t.Errorf("ProvisioningFailed event: %q, want it to name the access mode (MULTI_NODE_MULTI_WRITER, which the claim's ReadWriteMany asks for), so the user knows what to change", event.Message)
+	}
+	d.requirePending("shared", "the driver serves one node's volumes only")
 	if got := d.volumeFolders(); len(got) != 0 {
 		t.Errorf("the driver's volumes folder has %v, want nothing: no volume was made", got)
 	}
