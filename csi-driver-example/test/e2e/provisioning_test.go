@@ -31,7 +31,7 @@ func TestClaimIsBoundToAVolumeOfTheDriver(t *testing.T) {
 	if pv.Spec.CSI.Driver != d.name {
 		t.Errorf("volume %s: spec.csi.driver is %q, want %q", pv.Name, pv.Spec.CSI.Driver, d.name)
 	}
-	if got, want := pv.Spec.Capacity["storage"], resource.MustParse("10Mi"); got.Cmp(want) != 0 {
+	if got, want := pv.Spec.Capacity[corev1.ResourceStorage], resource.MustParse("10Mi"); got.Cmp(want) != 0 {
 		t.Errorf("volume %s: capacity %s, want %s, what the claim asked for (CreateVolume's capacity_bytes)", pv.Name, got.String(), want.String())
 	}
 	d.requireFolder(pv, true, "the driver keeps each volume it made as a folder of its own, named after the volume's ID")
