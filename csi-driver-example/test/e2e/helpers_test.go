@@ -142,9 +142,10 @@ type testDriver struct {
 	cs        kubernetes.Interface
 	namespace string
 	name      string
-	nodeID    string
-	stateDir  string
-	socket    string
+	// nodeID is the driver's --node-id, "" for its default (the host's name).
+	nodeID   string
+	stateDir string
+	socket   string
 	// driver is the driver's process, the last one started.
 	driver *kittest.Process
 	// starts counts the processes started under each name, so a program started
@@ -155,8 +156,9 @@ type testDriver struct {
 // newTestDriver makes a namespace whose name starts with prefix, names a
 // driver after it, applies the shipped CSIDriver and StorageClass renamed to
 // that name, and starts the driver (not its sidecars: startSidecars). Options
-// change the driver's start (onNodeOfNamespace). At cleanup, after every process of the
-// test has stopped, it deletes what is left of the driver in the cluster.
+// change the driver's start (onNodeOfNamespace). At cleanup, after every
+// process of the test has stopped, it deletes what is left of the driver in
+// the cluster.
 func newTestDriver(t *testing.T, prefix string, options ...func(*testDriver)) *testDriver {
 	t.Helper()
 	cs := kittest.Clientset(t)
