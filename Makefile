@@ -158,7 +158,7 @@ SOLUTION ?=
 RUN ?=
 ##% CHECK_TIMEOUT check: how long each wait of a check may take (default 30s)
 CHECK_TIMEOUT ?= 30s
-##% V check: V=1 prints the whole output of a failed check; run-scheduler: the scheduler's log verbosity (-v, default 2), V=10 for every plugin's score per node
+##% V check: V=1 prints the whole output of a failed check; run-scheduler: the scheduler's log verbosity (-v, default 2), V=10 for every plugin's score per node; run-csi: the driver's and the sidecars' (default 5, where the sidecars log each gRPC call)
 V ?=
 ##% KIT_LANG check: ja prints make check's own texts in Japanese and points each failed check's "reread:" at the Japanese lesson (docs/ja/); en: English (default: ja when LANG is ja_*)
 # The checker (test/check), built here on each use (the Go build cache
@@ -172,15 +172,19 @@ check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCI
 	@# start, then the cluster (hack/cluster/ensure-cluster.sh), then the checks.
 	@"$(CHECK)" -ensure-cluster -timeout $(CHECK_TIMEOUT) -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)" -run "$(RUN)" $(if $(V),-v)
 
+.PHONY: run-csi
+run-csi: ## Lesson 7: run the CSI driver csi-driver-example with csi-provisioner and csi-attacher (built on first use) as their ServiceAccounts, logs side by side; apply the example claim and see it Bound.
+	@$(MAKE) --no-print-directory -C csi-driver-example run
+
 .PHONY: run-scheduler
 run-scheduler: ## Lesson 8: apply kwok nodes in two zones and an example Deployment, run kube-scheduler with the ZoneSpread plugin as a second scheduler (V=10: every plugin's score per node).
 	@$(MAKE) --no-print-directory -C scheduler-plugin-example run
 
 ##@ Kubernetes itself (lesson 4)
 
-##% WHAT kube-build, kube-restart: a control-plane binary (kube-apiserver, kube-controller-manager, kube-scheduler; kube-build also kubectl; unset: all four); kube-test, kube-test-integration: packages of the Kubernetes source, written from its root (./pkg/controller/deployment/...); debug, undebug: kube-controller-manager, kube-scheduler, kube-apiserver (a replica beside the cluster's, lesson 6), workqueue-example, sample-controller or kubebuilder-guestbook
+##% WHAT kube-build, kube-restart: a control-plane binary (kube-apiserver, kube-controller-manager, kube-scheduler; kube-build also kubectl; unset: all four); kube-test, kube-test-integration: packages of the Kubernetes source, written from its root (./pkg/controller/deployment/...); debug, undebug: kube-controller-manager, kube-scheduler, kube-apiserver (a replica beside the cluster's, lesson 6), workqueue-example, sample-controller, kubebuilder-guestbook, scheduler-plugin-example, csi-driver-example, or csi-provisioner (make run-csi with it under delve, lesson 7)
 WHAT ?=
-##% PORT debug: delve's port on 127.0.0.1 (default: kube-controller-manager 2345, kube-scheduler 2346, workqueue-example 2347, sample-controller 2348, kubebuilder-guestbook 2349, scheduler-plugin-example 2350, kube-apiserver 2351, the ports .vscode/launch.json attaches to)
+##% PORT debug: delve's port on 127.0.0.1 (default: kube-controller-manager 2345, kube-scheduler 2346, workqueue-example 2347, sample-controller 2348, kubebuilder-guestbook 2349, scheduler-plugin-example 2350, kube-apiserver 2351, csi-provisioner 2352, csi-driver-example 2353, the ports .vscode/launch.json attaches to)
 PORT ?=
 ##% PKGS debug: the packages a component's debug build compiles with optimisation off, from the source's root or as import paths (default: its controllers, ./pkg/controller/... or ./pkg/scheduler/...)
 PKGS ?=
@@ -222,7 +226,7 @@ kube-test-integration: ## Upstream's integration tests of WHAT=./test/integratio
 	@hack/kube-src.sh test-integration $(WHAT)
 
 .PHONY: debug
-debug: ## Run WHAT=kube-controller-manager or kube-scheduler of the local cluster under delve on 127.0.0.1 (PORT=), or a replica of WHAT=kube-apiserver on the same etcd (lesson 6; prints its kubeconfig), or WHAT=sample-controller (or another tier's controller) under delve in the foreground; prints how to attach.
+debug: ## Run WHAT=kube-controller-manager or kube-scheduler of the local cluster under delve on 127.0.0.1 (PORT=), or a replica of WHAT=kube-apiserver on the same etcd (lesson 6; prints its kubeconfig), or WHAT=sample-controller (or another tier's controller) or csi-provisioner (lesson 7, in make run-csi) under delve in the foreground; prints how to attach.
 	@PORT='$(PORT)' PKGS='$(PKGS)' hack/debug.sh debug $(WHAT)
 
 .PHONY: undebug
