@@ -233,6 +233,12 @@ test-debug: ## Lesson 4's debugger test on a fresh local cluster of its own: bre
 etcdctl: ## Build bin/etcdctl (etcd's client, the cluster's etcd release) and print the export that points it at the local cluster's etcd: eval "$(make etcdctl)".
 	@hack/etcdctl.sh
 
+##@ CSI (lesson 7)
+
+.PHONY: csi-sanity
+csi-sanity: ## The CSI project's conformance tests (csi-sanity, built on first use) against the toy driver (RECONCILER=stub|reference|<yours>), then what was skipped and why; no cluster needed.
+	@RECONCILER='$(RECONCILER)' hack/csi-sanity.sh
+
 ##@ Your own controller
 
 ##% FROM new-controller: the tier to start from: sample-controller (its code, every name rewritten) or kubebuilder-guestbook (a new project from the pinned kubebuilder CLI, with the kit's conventions)

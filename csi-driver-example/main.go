@@ -1,0 +1,246 @@
+// Command csi-driver-example is lesson 7's toy CSI driver: a gRPC server on a
+// unix socket serving the CSI spec's three services, as every CSI driver does,
+// for csi-provisioner and csi-attacher (and, in part 2, the kubelet) to call.
+//   - Identity (pkg/driver): the driver's name and what it offers;
+//   - Controller (pkg/controller): CreateVolume, DeleteVolume,
+//     ControllerPublishVolume, ...; the learner's part, picked by
+//     --reconciler as the other tiers pick their Reconciler;
+//   - Node (pkg/driver): the node's ID; NodePublishVolume is part 2's.
+//
+// A volume is a folder under --state-dir (pkg/volumes), so a driver started
+// again finds the volumes it made. Compare with cmd/hostpathplugin/main.go in
+// github.com/kubernetes-csi/csi-driver-host-path, the CSI project's example
+// driver. The lesson is docs/lessons/07-csi.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/signal"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/klog/v2"
+
+	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/controller"
+	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/driver"
+	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/volumes"
+)
+
+// DefaultDriverName is --driver-name's default: the name the kit's CSIDriver
+// and StorageClass (config/) give the driver.
+const DefaultDriverName = "toy.csi.controller-kit.dev"
+
+// controllerDeps is what a Controller service is built from: the flags'
+// values and the volume store.
+type controllerDeps struct {
+	volumes          *volumes.Store
+	nodeID           string
+	maxCapacityBytes int64
+}
+
+// reconcilers maps each --reconciler value to the Controller service it runs.
+// To try your own, add an entry here.
+var reconcilers = map[string]func(controllerDeps) csi.ControllerServer{
+	"reference": func(d controllerDeps) csi.ControllerServer {
+		return &controller.Service{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes}
+	},
+	"stub": func(d controllerDeps) csi.ControllerServer {
+		return &controller.StubService{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes}
+	},
+}
+
+// reconcilerNames returns the keys of reconcilers, sorted.
+func reconcilerNames() []string {
+	return slices.Sorted(maps.Keys(reconcilers))
+}
+
+// reconcilerKnown returns nil when name is a key of reconcilers, else an error
+// naming the flag and the keys and, for a typo (two letters off at most), the
+// one meant.
+func reconcilerKnown(name string) error {
+	if _, ok := reconcilers[name]; ok {
+		return nil
+	}
+	names := reconcilerNames()
+	for _, known := range names {
+		if editDistance(name, known) <= 2 {
+			return fmt.Errorf("--reconciler=%q: want one of %s; did you mean %s?", name, strings.Join(names, ", "), known)
+		}
+	}
+	return fmt.Errorf("--reconciler=%q: want one of %s (add yours to the reconcilers map first)", name, strings.Join(names, ", "))
+}
+
+// options are the command-line flags.
+type options struct {
+	endpoint        string
+	stateDir        string
+	nodeID          string
+	driverName      string
+	maxVolumeSize   string
+	reconciler      string
+	listReconcilers bool
+}
+
+// errUsage marks an error the flag package has already printed, with the usage.
+var errUsage = errors.New("usage")
+
+func main() {
+	// The first SIGINT or SIGTERM stops the server gracefully; a second one
+	// kills the process at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	klog.Flush()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "csi-driver-example: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// run parses args, checks them, and serves the driver until ctx ends.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	hostname, _ := os.Hostname()
+	o := options{}
+	fs := flag.NewFlagSet("csi-driver-example", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.endpoint, "endpoint", "", "The unix socket to serve, as unix:///ABSOLUTE/PATH.sock (required). The sidecars' --csi-address is the same path without unix://.")
+	fs.StringVar(&o.stateDir, "state-dir", "", "The folder the volumes live in, one folder each under volumes/ (required; created if missing). A driver started again on the same folder serves the same volumes.")
+	fs.StringVar(&o.nodeID, "node-id", hostname, "This node's ID, answered by NodeGetInfo; the only node ControllerPublishVolume accepts.")
+	fs.StringVar(&o.driverName, "driver-name", DefaultDriverName, "The driver's name, answered by GetPluginInfo: what a StorageClass's provisioner and a PV's spec.csi.driver say.")
+	fs.StringVar(&o.maxVolumeSize, "max-volume-size", "1Gi", "The largest volume CreateVolume makes, as a Kubernetes quantity (512Mi, 1Gi); larger is OUT_OF_RANGE.")
+	fs.StringVar(&o.reconciler, "reconciler", "reference", "Which Controller service runs: reference (the kit's) or stub (logs each call and answers Unimplemented, your starting point); see reconcilers in main.go.")
+	fs.BoolVar(&o.listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them).")
+	// -v, -vmodule and klog's other flags.
+	klog.InitFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: every setting is a flag (-h lists them)", fs.Args())
+	}
+
+	if err := reconcilerKnown(o.reconciler); err != nil {
+		return err
+	}
+	if o.listReconcilers {
+		fmt.Fprintln(stdout, strings.Join(reconcilerNames(), "\n"))
+		return nil
+	}
+	socket, maxBytes, err := o.check()
+	if err != nil {
+		return err
+	}
+
+	store, err := volumes.Open(o.stateDir)
+	if err != nil {
+		return fmt.Errorf("--state-dir=%s: %w", o.stateDir, err)
+	}
+	found, err := store.List()
+	if err != nil {
+		return fmt.Errorf("--state-dir=%s: %w", o.stateDir, err)
+	}
+	listener, err := driver.Listen(socket)
+	if err != nil {
+		return fmt.Errorf("--endpoint=%s: %w", o.endpoint, err)
+	}
+	srv := driver.NewServer(
+		&driver.Identity{Name: o.driverName},
+		reconcilers[o.reconciler](controllerDeps{volumes: store, nodeID: o.nodeID, maxCapacityBytes: maxBytes}),
+		&driver.Node{NodeID: o.nodeID},
+	)
+	klog.InfoS("Serving the CSI driver", "driver", o.driverName, "endpoint", o.endpoint, "node", o.nodeID,
+		"reconciler", o.reconciler, "stateDir", o.stateDir, "volumes", len(found), "maxVolumeSize", o.maxVolumeSize)
+
+	// Stop on ctx's end: let the calls under way finish (a few seconds at
+	// most), then close the socket, which removes its file.
+	go func() {
+		<-ctx.Done()
+		klog.InfoS("Stopping: finishing the calls under way")
+		timer := time.AfterFunc(10*time.Second, srv.Stop)
+		srv.GracefulStop()
+		timer.Stop()
+	}()
+	if err := srv.Serve(listener); err != nil {
+		return fmt.Errorf("serving %s: %w", o.endpoint, err)
+	}
+	klog.InfoS("Stopped")
+	return nil
+}
+
+// driverNamePattern is the CSI spec's rule for a driver's name (section
+// GetPluginInfo): domain-name notation, at most 63 characters, beginning and
+// ending with a letter or digit.
+var driverNamePattern = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9.]{0,61}[A-Za-z0-9])?$`)
+
+// check returns the socket path and the maximum volume size in bytes, or an
+// error naming the flag that is wrong and how to fix it.
+func (o options) check() (socket string, maxBytes int64, err error) {
+	if o.endpoint == "" {
+		return "", 0, errors.New("--endpoint: required, as unix:///ABSOLUTE/PATH.sock")
+	}
+	socket, err = driver.SocketPath(o.endpoint)
+	if err != nil {
+		return "", 0, fmt.Errorf("--endpoint=%s: %w", o.endpoint, err)
+	}
+	if o.stateDir == "" {
+		return "", 0, errors.New("--state-dir: required: the folder the volumes live in")
+	}
+	if o.nodeID == "" {
+		return "", 0, errors.New("--node-id: empty (and the host has no name to default to): give the node an ID")
+	}
+	if !driverNamePattern.MatchString(o.driverName) {
+		return "", 0, fmt.Errorf("--driver-name=%q: want a domain name of at most 63 characters (letters, digits, '-' and '.', starting and ending with a letter or digit), such as %s", o.driverName, DefaultDriverName)
+	}
+	q, err := resource.ParseQuantity(o.maxVolumeSize)
+	if err != nil {
+		return "", 0, fmt.Errorf("--max-volume-size=%q: want a quantity such as 512Mi or 1Gi: %w", o.maxVolumeSize, err)
+	}
+	if q.Sign() <= 0 {
+		return "", 0, fmt.Errorf("--max-volume-size=%s: want more than 0, such as 1Gi", o.maxVolumeSize)
+	}
+	return socket, q.Value(), nil
+}
+
+// editDistance is the number of one-letter insertions, deletions and
+// substitutions that turn a into b (Levenshtein distance).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
