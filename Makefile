@@ -158,7 +158,7 @@ SOLUTION ?=
 RUN ?=
 ##% CHECK_TIMEOUT check: how long each wait of a check may take (default 30s)
 CHECK_TIMEOUT ?= 30s
-##% V check: V=1 prints the whole output of a failed check; run-scheduler: the scheduler's log verbosity (-v, default 2), V=10 for every plugin's score per node
+##% V check: V=1 prints the whole output of a failed check; run-scheduler: the scheduler's log verbosity (-v, default 2), V=10 for every plugin's score per node; run-csi: the driver's and the sidecars' (default 5, where the sidecars log each gRPC call)
 V ?=
 ##% KIT_LANG check: ja prints make check's own texts in Japanese and points each failed check's "reread:" at the Japanese lesson (docs/ja/); en: English (default: ja when LANG is ja_*)
 # The checker (test/check), built here on each use (the Go build cache
@@ -171,6 +171,12 @@ check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCI
 	@# -ensure-cluster: the arguments first, so a typo never waits for a cluster to
 	@# start, then the cluster (hack/cluster/ensure-cluster.sh), then the checks.
 	@"$(CHECK)" -ensure-cluster -timeout $(CHECK_TIMEOUT) -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)" -run "$(RUN)" $(if $(V),-v)
+
+.PHONY: run-csi
+run-csi: ## Lesson 7: run the CSI driver csi-driver-example with csi-provisioner and csi-attacher (built on first use) as their ServiceAccounts, logs side by side; apply the example claim and see it Bound.
+	@# The driver built and RECONCILER checked before any cluster work.
+	@$(MAKE) --no-print-directory -C csi-driver-example reconciler-known
+	@CONTROLLER='$(CONTROLLER)' PROVISIONER='$(PROVISIONER)' RECONCILER='$(RECONCILER)' V='$(V)' hack/run-csi.sh
 
 .PHONY: run-scheduler
 run-scheduler: ## Lesson 8: apply kwok nodes in two zones and an example Deployment, run kube-scheduler with the ZoneSpread plugin as a second scheduler (V=10: every plugin's score per node).
