@@ -180,6 +180,11 @@ func newTestDriver(t *testing.T, prefix string, options ...func(*testDriver)) *t
 	for _, o := range options {
 		o(d)
 	}
+	// make check keeps the test's folder for a look after a failure: a run
+	// starts from a driver with no volumes, whatever the last one left there.
+	if err := os.RemoveAll(d.stateDir); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(d.removeLeftovers)
 	d.applyShipped("config/csidriver.yaml", nil)
 	d.applyShipped("config/storageclass.yaml", map[string]string{shippedClassLine: "name: " + d.name})
@@ -207,16 +212,16 @@ func (d *testDriver) applyShipped(path string, replace map[string]string) {
 		d.t.Fatal(err)
 	}
 	manifest := string(data)
+	if !strings.Contains(manifest, shippedDriverName) {
+		d.t.Fatalf("%s does not name the driver %s, which the suite renames for each test", shipped, shippedDriverName)
+	}
+	manifest = strings.ReplaceAll(manifest, shippedDriverName, d.name)
 	for old, new := range replace {
 		if !strings.Contains(manifest, old) {
 			d.t.Fatalf("%s has no line %q, which the suite replaces for each test", shipped, old)
 		}
 		manifest = strings.Replace(manifest, old, new, 1)
 	}
-	if !strings.Contains(manifest, shippedDriverName) {
-		d.t.Fatalf("%s does not name the driver %s, which the suite renames for each test", shipped, shippedDriverName)
-	}
-	manifest = strings.ReplaceAll(manifest, shippedDriverName, d.name)
 	file := filepath.Join(d.t.TempDir(), filepath.Base(path))
 	if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
 		d.t.Fatal(err)
@@ -440,7 +445,8 @@ func (d *testDriver) volumeFolder(id string) string {
 }
 
 // volumeFolders returns the names of the folders under the driver's volumes
-// folder: the IDs of the volumes it has.
+// folder but hidden ones (a volume being made or deleted): the IDs of the
+// volumes it has.
 func (d *testDriver) volumeFolders() []string {
 	d.t.Helper()
 	entries, err := os.ReadDir(filepath.Join(d.stateDir, "volumes"))
@@ -452,7 +458,7 @@ func (d *testDriver) volumeFolders() []string {
 	}
 	var ids []string
 	for _, e := range entries {
-		if e.IsDir() {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
 			ids = append(ids, e.Name())
 		}
 	}

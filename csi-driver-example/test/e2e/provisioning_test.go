@@ -99,6 +99,7 @@ func TestClaimAboveTheMaximumGetsAnEventAndNoVolume(t *testing.T) {
 	for _, e := range events {
 		failures += max(e.Count, 1)
 	}
+	t.Logf("claim too-big failed %d times in about %s", failures, window)
 	if failures > most {
 		t.Errorf("claim too-big failed %d times in about %s (its ProvisioningFailed events' counts), want at most %d: a retry in a loop", failures, window, most)
 	}
