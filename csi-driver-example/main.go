@@ -10,7 +10,7 @@
 // A volume is a folder under --state-dir (pkg/volumes), so a driver started
 // again finds the volumes it made. Compare with cmd/hostpathplugin/main.go in
 // github.com/kubernetes-csi/csi-driver-host-path, the CSI project's example
-// driver. The lesson is docs/lessons/07-csi.md.
+// driver. The lesson is docs/lessons/07-csi-driver.md.
 package main
 
 import (
@@ -129,8 +129,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.maxVolumeSize, "max-volume-size", "1Gi", "The largest volume CreateVolume makes, as a Kubernetes quantity (512Mi, 1Gi); larger is OUT_OF_RANGE.")
 	fs.StringVar(&o.reconciler, "reconciler", "reference", "Which Controller service runs: reference (the kit's) or stub (logs each call and answers Unimplemented, your starting point); see reconcilers in main.go.")
 	fs.BoolVar(&o.listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them).")
-	// -v, -vmodule and klog's other flags.
-	klog.InitFlags(fs)
+	// -v, -vmodule and klog's other flags, which -h lists after the driver's.
+	addLogFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -187,6 +187,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	klog.InfoS("Stopped")
 	return nil
+}
+
+// addLogFlags adds klog's flags (-v, -vmodule, ...) to fs, and makes -h list
+// the driver's own flags first and klog's after them, rather than all of them
+// in one alphabetical list.
+func addLogFlags(fs *flag.FlagSet) {
+	own := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { own[f.Name] = true })
+	klog.InitFlags(fs)
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintf(out, "Usage: %s --endpoint=unix:///ABSOLUTE/PATH.sock --state-dir=DIR [flags]\n\nDriver flags:\n", fs.Name())
+		printFlags(fs, func(name string) bool { return own[name] })
+		fmt.Fprintf(out, "\nLogging flags (klog):\n")
+		printFlags(fs, func(name string) bool { return !own[name] })
+	}
+}
+
+// printFlags prints the flags of fs that keep says to keep, as fs.PrintDefaults
+// prints them all.
+func printFlags(fs *flag.FlagSet, keep func(name string) bool) {
+	some := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	some.SetOutput(fs.Output())
+	fs.VisitAll(func(f *flag.Flag) {
+		if keep(f.Name) {
+			some.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+	some.PrintDefaults()
 }
 
 // driverNamePattern is the CSI spec's rule for a driver's name (section

@@ -1,8 +1,8 @@
 // Package controller is the toy driver's Controller service, the part of a CSI
 // driver that makes and removes volumes and attaches them to nodes
 // (ControllerPublishVolume): csi-provisioner and csi-attacher call it. It is
-// the learner's part of lesson 7 (docs/lessons/07-csi.md), in two versions
-// that --reconciler picks in main.go, as the other tiers pick their
+// the learner's part of lesson 7 (docs/lessons/07-csi-driver.md), in two
+// versions that --reconciler picks in main.go, as the other tiers pick their
 // Reconciler:
 //   - Service (reference): every rule the CSI spec states for its calls;
 //   - StubService (stub): the starting point, which logs each call and answers
@@ -144,7 +144,7 @@ func (s *Service) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest
 	}
 	if size > s.MaxCapacityBytes {
 		return nil, status.Errorf(codes.OutOfRange,
-			"capacity_range.required_bytes: %d bytes is more than this driver's maximum, %d bytes (--max-volume-size)", size, s.MaxCapacityBytes)
+			"capacity_range.required_bytes: %s is more than this driver's maximum, %s (--max-volume-size)", quantity(size), quantity(s.MaxCapacityBytes))
 	}
 	v, err := s.Volumes.Create(req.GetName(), size)
 	if err != nil {

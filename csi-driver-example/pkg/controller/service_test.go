@@ -146,7 +146,7 @@ func TestCreateVolumeAboveTheMaximumIsOutOfRange(t *testing.T) {
 	c := startReference(t, dir)
 
 	_, err := c.CreateVolume(context.Background(), createReq("pvc-big", maxBytes+1))
-	wantCode(t, err, codes.OutOfRange, "--max-volume-size", "104857600")
+	wantCode(t, err, codes.OutOfRange, "--max-volume-size", "100Mi", "104857600")
 	if got := volumeFolders(t, dir); len(got) != 0 {
 		t.Errorf("volume folders %v, want none", got)
 	}
