@@ -184,9 +184,9 @@ run-scheduler: ## Lesson 8: apply kwok nodes in two zones and an example Deploym
 
 ##@ Kubernetes itself (lesson 4)
 
-##% WHAT kube-build, kube-restart: a control-plane binary (kube-apiserver, kube-controller-manager, kube-scheduler; kube-build also kubectl; unset: all four); kube-test, kube-test-integration: packages of the Kubernetes source, written from its root (./pkg/controller/deployment/...); debug, undebug: kube-controller-manager, kube-scheduler, kube-apiserver (a replica beside the cluster's, lesson 6), workqueue-example, sample-controller or kubebuilder-guestbook
+##% WHAT kube-build, kube-restart: a control-plane binary (kube-apiserver, kube-controller-manager, kube-scheduler; kube-build also kubectl; unset: all four); kube-test, kube-test-integration: packages of the Kubernetes source, written from its root (./pkg/controller/deployment/...); debug, undebug: kube-controller-manager, kube-scheduler, kube-apiserver (a replica beside the cluster's, lesson 6), workqueue-example, sample-controller, kubebuilder-guestbook, scheduler-plugin-example, csi-driver-example, or csi-provisioner (make run-csi with it under delve, lesson 7)
 WHAT ?=
-##% PORT debug: delve's port on 127.0.0.1 (default: kube-controller-manager 2345, kube-scheduler 2346, workqueue-example 2347, sample-controller 2348, kubebuilder-guestbook 2349, scheduler-plugin-example 2350, kube-apiserver 2351, the ports .vscode/launch.json attaches to)
+##% PORT debug: delve's port on 127.0.0.1 (default: kube-controller-manager 2345, kube-scheduler 2346, workqueue-example 2347, sample-controller 2348, kubebuilder-guestbook 2349, scheduler-plugin-example 2350, kube-apiserver 2351, csi-provisioner 2352, csi-driver-example 2353, the ports .vscode/launch.json attaches to)
 PORT ?=
 ##% PKGS debug: the packages a component's debug build compiles with optimisation off, from the source's root or as import paths (default: its controllers, ./pkg/controller/... or ./pkg/scheduler/...)
 PKGS ?=
@@ -222,7 +222,7 @@ kube-test-integration: ## Upstream's integration tests of WHAT=./test/integratio
 	@hack/kube-src.sh test-integration $(WHAT)
 
 .PHONY: debug
-debug: ## Run WHAT=kube-controller-manager or kube-scheduler of the local cluster under delve on 127.0.0.1 (PORT=), or a replica of WHAT=kube-apiserver on the same etcd (lesson 6; prints its kubeconfig), or WHAT=sample-controller (or another tier's controller) under delve in the foreground; prints how to attach.
+debug: ## Run WHAT=kube-controller-manager or kube-scheduler of the local cluster under delve on 127.0.0.1 (PORT=), or a replica of WHAT=kube-apiserver on the same etcd (lesson 6; prints its kubeconfig), or WHAT=sample-controller (or another tier's controller) or csi-provisioner (lesson 7, in make run-csi) under delve in the foreground; prints how to attach.
 	@PORT='$(PORT)' PKGS='$(PKGS)' hack/debug.sh debug $(WHAT)
 
 .PHONY: undebug

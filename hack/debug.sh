@@ -43,7 +43,14 @@
 # kubebuilder-guestbook) runs in the foreground, the way its make run runs it,
 # built with optimisation off everywhere (-gcflags=all=-N -l: the first build
 # recompiles client-go and all else it imports, minutes on 2 cores; later ones
-# come from the build cache), on whatever cluster its run target uses.
+# come from the build cache), on whatever cluster its run target uses. Lesson
+# 7's driver (csi-driver-example) runs the way make run-csi runs it, with the
+# sidecars calling it.
+#
+# A CSI sidecar (csi-provisioner, lesson 7) runs in make run-csi's place, in the
+# foreground: the driver and csi-attacher as make run-csi runs them, and a debug
+# build of the sidecar (optimisation off everywhere, from hack/csi's pinned
+# module) under delve in its place.
 #
 # delve does not kill the process it debugs when it dies, and kwokctl stops a
 # component with SIGKILL to the pid it started (delve's). So `delve` leaves a
@@ -54,7 +61,7 @@
 # PREVIOUS the binary the component ran before, SOURCE copy or module, WRAPPER;
 # for a replica PID delve's pid, SERVE its API port, KUBECONFIG, LOG),
 # written by debug and removed by undebug; $KIT_OUT/debug/<tier>.env (PORT,
-# BINARY) for a tier's controller while it runs. Lesson 4's debugger test reads them.
+# BINARY) for a tier's controller or a sidecar while it runs. Lesson 4's debugger test reads them.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 KIT_ME=debug
@@ -70,6 +77,9 @@ COMPONENTS=$KIT_LEADER_COMPONENTS
 # REPLICAS are the components make debug runs a second copy of, beside the
 # cluster's own, instead of swapping them.
 REPLICAS="kube-apiserver"
+# SIDECARS are the CSI sidecars (hack/csi's tools) make debug runs in make
+# run-csi's place, under delve beside the driver.
+SIDECARS="csi-provisioner"
 TIERS="" NO_CONTROLLER_TIERS=""
 for tier in $(kit_tiers); do
 	if grep -q '^CONTROLLER ?=' "$KIT_ROOT/$tier/Makefile"; then
@@ -81,6 +91,10 @@ done
 # PORT is delve's port on 127.0.0.1; each name has its own default (default_port),
 # so that several can be debugged at once and .vscode/launch.json knows each one's.
 PORT=${PORT:-}
+# PORT_ORDER is every name make debug takes, in the order each came to take it:
+# a name's default port is 2345 plus its place here (default_port). A new name
+# joins at the end, so that no name's port ever moves.
+PORT_ORDER="kube-controller-manager kube-scheduler workqueue-example sample-controller kubebuilder-guestbook scheduler-plugin-example kube-apiserver csi-provisioner csi-driver-example"
 KUBE_SRC=${KUBE_SRC:-$KIT_OUT/kubernetes}
 DEBUG_DIR="$KIT_OUT/debug/$KIT_CLUSTER"
 # MODULE_ROOTS are the first elements of the module paths the components are
@@ -91,31 +105,34 @@ DLV="$KIT_BIN/dlv"
 
 # check_name NAME fails unless NAME is a component or a tier make debug knows.
 check_name() {
-	[ -n "${1:-}" ] || kit_die "name what to debug: WHAT=kube-controller-manager (one of: $COMPONENTS $REPLICAS $TIERS)"
+	[ -n "${1:-}" ] || kit_die "name what to debug: WHAT=kube-controller-manager (one of: $COMPONENTS $REPLICAS $TIERS $SIDECARS)"
 	if [[ " $NO_CONTROLLER_TIERS " == *" $1 "* ]]; then
-		kit_die "WHAT=$1: $1/Makefile starts its controller without \$(CONTROLLER), where make debug puts delve, so it cannot run it under the debugger; make debug takes: $COMPONENTS $REPLICAS $TIERS"
+		kit_die "WHAT=$1: $1/Makefile starts its controller without \$(CONTROLLER), where make debug puts delve, so it cannot run it under the debugger; make debug takes: $COMPONENTS $REPLICAS $TIERS $SIDECARS"
 	fi
-	kit_check_names "$COMPONENTS $REPLICAS $TIERS" "$1"
+	kit_check_names "$COMPONENTS $REPLICAS $TIERS $SIDECARS" "$1"
 }
 
 # default_port NAME prints delve's port for NAME when PORT is not set: 2345 for
-# the first name make debug takes and one more for each next one, the components
-# first, then the tiers in lesson order, then the replicas (kube-controller-manager
-# 2345, ..., scheduler-plugin-example 2350, kube-apiserver 2351). These are the ports
-# .vscode/launch.json attaches to; test/lesson4/debugger's launch test holds it to
-# `debug.sh names`.
+# the first name of PORT_ORDER and one more for each next one
+# (kube-controller-manager 2345, kube-scheduler 2346, workqueue-example 2347,
+# sample-controller 2348, kubebuilder-guestbook 2349, scheduler-plugin-example
+# 2350, kube-apiserver 2351, csi-provisioner 2352, csi-driver-example 2353), and
+# fails for a name PORT_ORDER lacks. These are the ports .vscode/launch.json
+# attaches to; test/lesson4/debugger's launch test holds it to `debug.sh names`.
 default_port() {
 	local port=2345 name
-	for name in $COMPONENTS $TIERS $REPLICAS; do
+	for name in $PORT_ORDER; do
 		if [ "$name" = "$1" ]; then
 			echo "$port"
 			return
 		fi
 		port=$((port + 1))
 	done
+	return 1
 }
 
 is_tier() { case " $TIERS " in *" $1 "*) return 0 ;; esac; return 1; }
+is_sidecar() { case " $SIDECARS " in *" $1 "*) return 0 ;; esac; return 1; }
 is_replica() { case " $REPLICAS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 check_port() {
@@ -444,11 +461,16 @@ cmd_debug_tier() {
 	local args=${ARGS:-}
 	# A controller paused at a breakpoint cannot renew its Lease. (workqueue-example
 	# takes none; lesson 8's scheduler takes none either: its configuration says
-	# leaderElect: false, and its --leader-elect is ignored beside --config.)
+	# leaderElect: false, and its --leader-elect is ignored beside --config;
+	# lesson 7's driver is no controller of the API and takes none.)
 	case $tier in
-	workqueue-example | scheduler-plugin-example) ;;
+	workqueue-example | scheduler-plugin-example | csi-driver-example) ;;
 	*) args="$args --leader-elect=false" ;;
 	esac
+	# Lesson 7's driver does nothing until a sidecar calls it: make run-csi runs
+	# it through $(CONTROLLER) with the sidecars beside it.
+	local run=(-C "$KIT_ROOT/$tier" run)
+	[ "$tier" != csi-driver-example ] || run=(-C "$KIT_ROOT" run-csi)
 	cat <<EOF
 >> $tier runs under delve on 127.0.0.1:$PORT, the way make run runs it; attach once delve says it listens:
     attach with the debugger's own client:  $DLV connect 127.0.0.1:$PORT  (leave with quit -c: the controller runs on)
@@ -457,8 +479,51 @@ cmd_debug_tier() {
     Ctrl-C here ends the controller and delve
 EOF
 	local rc=0
-	make --no-print-directory -C "$KIT_ROOT/$tier" run \
+	make --no-print-directory "${run[@]}" \
 		CONTROLLER="$KIT_ROOT/hack/debug.sh delve $PORT $binary" ARGS="$args" || rc=$?
+	kill_debuggee "$binary"
+	rm -f "$state"
+	return $rc
+}
+
+# sidecar_pkg NAME prints the main package of the sidecar NAME, as hack/csi's
+# go.mod lists it among its tools.
+sidecar_pkg() {
+	GOWORK=off go list -C "$KIT_ROOT/hack/csi" tool | grep "/$1\$"
+}
+
+cmd_debug_sidecar() {
+	local name=$1 pkg binary="$KIT_OUT/debug/bin/$1" state="$KIT_OUT/debug/$1.env"
+	if [ -f "$state" ] && [ -n "$(pids_of "$binary")" ]; then
+		kit_die "$name is already under the debugger: delve listening at 127.0.0.1:$(state_get "$state" PORT) (in the terminal that ran make debug WHAT=$name; Ctrl-C there ends it)"
+	fi
+	require_port_free
+	pkg=$(sidecar_pkg "$name") || kit_die "hack/csi/go.mod lists no tool whose package ends in /$name"
+	"$KIT_ROOT/hack/build-bins.sh" dlv
+	mkdir -p "$KIT_OUT/debug/bin"
+	local start=$SECONDS
+	kit_log "building $name with optimisation off everywhere (-gcflags=all=-N -l) from hack/csi into ${binary#"$KIT_ROOT"/}"
+	# The build module is outside go.work, as build-bins.sh builds it.
+	kit_with_heartbeat "$name" "the first time recompiles client-go and every other package it imports" \
+		env GOWORK=off go build -C "$KIT_ROOT/hack/csi" -gcflags='all=-N -l' -o "$binary" "$pkg" ||
+		kit_die "the debug build of $name failed (the Go error is above)"
+	kit_log "built $name for the debugger in $((SECONDS - start)) s"
+	{
+		echo "PORT=$PORT"
+		echo "BINARY=$binary"
+	} >"$state"
+	cat <<EOF
+>> make run-csi with $name under delve on 127.0.0.1:$PORT; attach once delve says it listens (a line prefixed provisioner|):
+    attach with the debugger's own client:  $DLV connect 127.0.0.1:$PORT
+      (then e.g.: break github.com/kubernetes-csi/external-provisioner/v6/pkg/controller.(*csiProvisioner).Provision; continue;
+       a claim created then stops there: kubectl delete pvc example-claim; kubectl apply -f csi-driver-example/config/examples/pvc.yaml;
+       leave with quit -c: $name runs on)
+    VS Code: Run and Debug, "attach: $name" (.vscode/launch.json; port $PORT)
+    GoLand: Run | Edit Configurations | + | Go Remote, host 127.0.0.1, port $PORT
+    Ctrl-C here ends the driver, the sidecars and delve
+EOF
+	local rc=0
+	make --no-print-directory -C "$KIT_ROOT" run-csi PROVISIONER="$KIT_ROOT/hack/debug.sh delve $PORT $binary" || rc=$?
 	kill_debuggee "$binary"
 	rm -f "$state"
 	return $rc
@@ -467,10 +532,15 @@ EOF
 cmd_debug() {
 	NAME=${1:-}
 	check_name "$NAME"
-	PORT=${PORT:-$(default_port "$NAME")}
+	if [ -z "$PORT" ]; then
+		PORT=$(default_port "$NAME") ||
+			kit_die "$NAME has no default port: add it at the end of PORT_ORDER in hack/debug.sh (and its attach configuration to .vscode/launch.json), or choose one with PORT="
+	fi
 	check_port
 	if is_tier "$NAME"; then
 		cmd_debug_tier "$NAME"
+	elif is_sidecar "$NAME"; then
+		cmd_debug_sidecar "$NAME"
 	elif is_replica "$NAME"; then
 		cmd_debug_replica "$NAME"
 	else
@@ -481,9 +551,9 @@ cmd_debug() {
 cmd_undebug() {
 	local name=${1:-}
 	check_name "$name"
-	if is_tier "$name"; then
-		local bin
-		read -r _ bin < <(kit_tier_main "$name")
+	if is_tier "$name" || is_sidecar "$name"; then
+		local bin=$name
+		is_sidecar "$name" || read -r _ bin < <(kit_tier_main "$name")
 		kill_debuggee "$KIT_OUT/debug/bin/$bin"
 		rm -f "$KIT_OUT/debug/$name.env"
 		kit_log "$name: no debug build of it runs any more"
@@ -534,13 +604,15 @@ cmd_smoke() {
 	echo "debug smoke: delve built; a debug build stopped at a breakpoint and ended with its delve; .vscode/launch.json attaches to every make debug target"
 }
 
-# cmd_names prints each name make debug takes, its kind (component or tier)
-# and its default port, one a line, for the check of .vscode/launch.json.
+# cmd_names prints each name make debug takes, its kind (component, tier or
+# sidecar) and its default port, one a line, for the check of .vscode/launch.json
+# (a name without a default port gets none, which that check reports).
 cmd_names() {
 	local name
-	for name in $COMPONENTS; do echo "$name component $(default_port "$name")"; done
-	for name in $TIERS; do echo "$name tier $(default_port "$name")"; done
-	for name in $REPLICAS; do echo "$name component $(default_port "$name")"; done
+	for name in $COMPONENTS; do echo "$name component $(default_port "$name" || true)"; done
+	for name in $TIERS; do echo "$name tier $(default_port "$name" || true)"; done
+	for name in $REPLICAS; do echo "$name component $(default_port "$name" || true)"; done
+	for name in $SIDECARS; do echo "$name sidecar $(default_port "$name" || true)"; done
 }
 
 main() {
