@@ -174,9 +174,7 @@ check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCI
 
 .PHONY: run-csi
 run-csi: ## Lesson 7: run the CSI driver csi-driver-example with csi-provisioner and csi-attacher (built on first use) as their ServiceAccounts, logs side by side; apply the example claim and see it Bound.
-	@# The driver built and RECONCILER checked before any cluster work.
-	@$(MAKE) --no-print-directory -C csi-driver-example reconciler-known
-	@CONTROLLER='$(CONTROLLER)' PROVISIONER='$(PROVISIONER)' RECONCILER='$(RECONCILER)' V='$(V)' hack/run-csi.sh
+	@$(MAKE) --no-print-directory -C csi-driver-example run
 
 .PHONY: run-scheduler
 run-scheduler: ## Lesson 8: apply kwok nodes in two zones and an example Deployment, run kube-scheduler with the ZoneSpread plugin as a second scheduler (V=10: every plugin's score per node).

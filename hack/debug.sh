@@ -43,9 +43,8 @@
 # kubebuilder-guestbook) runs in the foreground, the way its make run runs it,
 # built with optimisation off everywhere (-gcflags=all=-N -l: the first build
 # recompiles client-go and all else it imports, minutes on 2 cores; later ones
-# come from the build cache), on whatever cluster its run target uses. Lesson
-# 7's driver (csi-driver-example) runs the way make run-csi runs it, with the
-# sidecars calling it.
+# come from the build cache), on whatever cluster its run target uses (lesson
+# 7's driver with the sidecars calling it: its make run is make run-csi).
 #
 # A CSI sidecar (csi-provisioner, lesson 7) runs in make run-csi's place, in the
 # foreground: the driver and csi-attacher as make run-csi runs them, and a debug
@@ -467,10 +466,6 @@ cmd_debug_tier() {
 	workqueue-example | scheduler-plugin-example | csi-driver-example) ;;
 	*) args="$args --leader-elect=false" ;;
 	esac
-	# Lesson 7's driver does nothing until a sidecar calls it: make run-csi runs
-	# it through $(CONTROLLER) with the sidecars beside it.
-	local run=(-C "$KIT_ROOT/$tier" run)
-	[ "$tier" != csi-driver-example ] || run=(-C "$KIT_ROOT" run-csi)
 	cat <<EOF
 >> $tier runs under delve on 127.0.0.1:$PORT, the way make run runs it; attach once delve says it listens:
     attach with the debugger's own client:  $DLV connect 127.0.0.1:$PORT  (leave with quit -c: the controller runs on)
@@ -479,7 +474,7 @@ cmd_debug_tier() {
     Ctrl-C here ends the controller and delve
 EOF
 	local rc=0
-	make --no-print-directory "${run[@]}" \
+	make --no-print-directory -C "$KIT_ROOT/$tier" run \
 		CONTROLLER="$KIT_ROOT/hack/debug.sh delve $PORT $binary" ARGS="$args" || rc=$?
 	kill_debuggee "$binary"
 	rm -f "$state"

@@ -7,8 +7,7 @@
 # claim and says when it is Bound. Ctrl-C stops all three; so does any one of
 # them exiting (a sidecar exits when it loses the driver's socket).
 #
-# Before that it makes sure of a cluster (hack/cluster/ensure-cluster.sh, as the
-# run targets do), builds the sidecars on first use (hack/build-bins.sh, minutes
+# Before that it builds the sidecars on first use (hack/build-bins.sh, minutes
 # the first time), applies csi-driver-example/config (the sidecars'
 # ServiceAccounts and RBAC, the CSIDriver, the StorageClass) and writes a
 # kubeconfig for each sidecar that impersonates its ServiceAccount (the
@@ -23,6 +22,9 @@
 # State: $KIT_OUT/csi/<cluster>/: csi.sock (the socket), state/ (the driver's
 # --state-dir: a volume is the folder state/volumes/<volume-id>/),
 # provisioner.kubeconfig, attacher.kubeconfig.
+#
+# csi-driver-example's make run calls it (make run-csi from the root), after
+# the driver is built and the cluster is there (ensure-cluster).
 #
 # Environment: CONTROLLER (the command that runs the driver: its binary, or
 # hack/debug.sh's delve and its debug build), PROVISIONER (the same for
@@ -52,9 +54,6 @@ mkdir -p "$out/state"
 if [ ${#socket} -gt 107 ]; then
 	socket="${TMPDIR:-/tmp}/controller-kit-csi-$(id -u)-$(printf '%s' "$out" | cksum | cut -d' ' -f1).sock"
 fi
-
-# The cluster: the one KUBECONFIG reaches, else the kit's local one, started.
-"$KIT_ROOT/hack/cluster/ensure-cluster.sh"
 
 # The sidecars: built on first use (build-bins.sh prints progress), in seconds after.
 sidecars="csi-attacher"

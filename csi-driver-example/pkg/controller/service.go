@@ -128,8 +128,8 @@ func (s *Service) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest
 		// only property of a request this driver's volumes differ in).
 		if existing.CapacityBytes < required || (limit != 0 && existing.CapacityBytes > limit) {
 			return nil, status.Errorf(codes.AlreadyExists,
-				"name %q: volume %s already has it with %d bytes, outside the capacity range asked for now (required_bytes %d, limit_bytes %d)",
-				req.GetName(), existing.ID, existing.CapacityBytes, required, limit)
+				"name %q: volume %s has this name already, with %s, outside the capacity range asked for now (required_bytes %d, limit_bytes %d)",
+				req.GetName(), existing.ID, quantity(existing.CapacityBytes), required, limit)
 		}
 		logger.V(2).Info("Volume exists already", "name", existing.Name, "volumeID", existing.ID, "capacityBytes", existing.CapacityBytes)
 		return &csi.CreateVolumeResponse{Volume: csiVolume(existing)}, nil
@@ -189,10 +189,10 @@ func (s *Service) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest
 // ControllerPublishVolume makes a volume available on a node (spec sections
 // ControllerPublishVolume and "ControllerPublishVolume Errors"); csi-attacher
 // calls it for a VolumeAttachment. A toy volume is a folder on the one node,
-// so publishing only records the node in the volume's record. Publishing
-// again to the same node with the same readonly flag is success; with the
-// other flag it is ALREADY_EXISTS. A node ID other than NodeID is NOT_FOUND:
-// this driver has no other node.
+// so publishing records the node in the volume's record, nothing more. Again
+// to the same node with the same readonly flag is success, with the other one
+// ALREADY_EXISTS. Any node ID but NodeID is NOT_FOUND: there is no other node
+// (nor, so, the spec's FAILED_PRECONDITION for a volume on another node).
 func (s *Service) ControllerPublishVolume(ctx context.Context, req *csi.ControllerPublishVolumeRequest) (*csi.ControllerPublishVolumeResponse, error) {
 	if req.GetVolumeId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume_id: required")

@@ -135,7 +135,7 @@ func TestCreateVolumeWithTheSameNameAndAnotherSizeIsAlreadyExists(t *testing.T) 
 		t.Fatal(err)
 	}
 	_, err := c.CreateVolume(context.Background(), createReq("pvc-1", 20*mi))
-	wantCode(t, err, codes.AlreadyExists, "pvc-1")
+	wantCode(t, err, codes.AlreadyExists, "pvc-1", "10Mi")
 	if got := volumeFolders(t, dir); len(got) != 1 {
 		t.Errorf("volume folders %v, want one", got)
 	}

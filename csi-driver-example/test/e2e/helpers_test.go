@@ -142,9 +142,10 @@ type testDriver struct {
 	cs        kubernetes.Interface
 	namespace string
 	name      string
-	nodeID    string
-	stateDir  string
-	socket    string
+	// nodeID is the driver's --node-id, "" for its default (the host's name).
+	nodeID   string
+	stateDir string
+	socket   string
 	// driver is the driver's process, the last one started.
 	driver *kittest.Process
 	// starts counts the processes started under each name, so a program started
@@ -155,8 +156,9 @@ type testDriver struct {
 // newTestDriver makes a namespace whose name starts with prefix, names a
 // driver after it, applies the shipped CSIDriver and StorageClass renamed to
 // that name, and starts the driver (not its sidecars: startSidecars). Options
-// change the driver's start (onNodeOfNamespace). At cleanup, after every process of the
-// test has stopped, it deletes what is left of the driver in the cluster.
+// change the driver's start (onNodeOfNamespace). At cleanup, after every
+// process of the test has stopped, it deletes what is left of the driver in
+// the cluster.
 func newTestDriver(t *testing.T, prefix string, options ...func(*testDriver)) *testDriver {
 	t.Helper()
 	cs := kittest.Clientset(t)
@@ -483,11 +485,17 @@ func (d *testDriver) requireFolder(pv *corev1.PersistentVolume, want bool, why s
 // StorageClass class for size, read-write by one node.
 func (d *testDriver) createClaim(name, class, size string) {
 	d.t.Helper()
+	d.createClaimOf(name, class, size, corev1.ReadWriteOnce)
+}
+
+// createClaimOf is createClaim with the claim's access mode.
+func (d *testDriver) createClaimOf(name, class, size string, mode corev1.PersistentVolumeAccessMode) {
+	d.t.Helper()
 	claim := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: d.namespace},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			StorageClassName: &class,
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
 			Resources: corev1.VolumeResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
 			},
@@ -576,6 +584,30 @@ func (d *testDriver) waitClaimEvent(name, reason string) corev1.Event {
 		}
 		event = events[0]
 		return true, nil
+	})
+	return event
+}
+
+// waitProvisioningFailed waits for the ProvisioningFailed event of the claim
+// called name, a claim the driver must refuse, and returns it. The test fails at
+// once when the claim is Bound instead.
+func (d *testDriver) waitProvisioningFailed(name string) corev1.Event {
+	d.t.Helper()
+	var event corev1.Event
+	kittest.Eventually(d.t, deadline, "a ProvisioningFailed event on claim "+d.namespace+"/"+name, func(ctx context.Context) (bool, error) {
+		events, err := d.claimEvents(ctx, name, "ProvisioningFailed")
+		if err != nil {
+			return false, err
+		}
+		if len(events) > 0 {
+			event = events[0]
+			return true, nil
+		}
+		claim, err := d.cs.CoreV1().PersistentVolumeClaims(d.namespace).Get(ctx, name, metav1.GetOptions{})
+		if err == nil && claim.Status.Phase == corev1.ClaimBound {
+			d.t.Fatalf("claim %s is Bound to volume %s, want it refused (a ProvisioningFailed event and no volume): CreateVolume made a volume it must not", name, claim.Spec.VolumeName)
+		}
+		return false, err
 	})
 	return event
 }

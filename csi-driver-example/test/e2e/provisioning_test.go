@@ -31,7 +31,7 @@ func TestClaimIsBoundToAVolumeOfTheDriver(t *testing.T) {
 	if pv.Spec.CSI.Driver != d.name {
 		t.Errorf("volume %s: spec.csi.driver is %q, want %q", pv.Name, pv.Spec.CSI.Driver, d.name)
 	}
-	if got, want := pv.Spec.Capacity["storage"], resource.MustParse("10Mi"); got.Cmp(want) != 0 {
+	if got, want := pv.Spec.Capacity[corev1.ResourceStorage], resource.MustParse("10Mi"); got.Cmp(want) != 0 {
 		t.Errorf("volume %s: capacity %s, want %s, what the claim asked for (CreateVolume's capacity_bytes)", pv.Name, got.String(), want.String())
 	}
 	d.requireFolder(pv, true, "the driver keeps each volume it made as a folder of its own, named after the volume's ID")
@@ -81,14 +81,15 @@ func TestClaimAboveTheMaximumGetsAnEventAndNoVolume(t *testing.T) {
 	d := newTestDriver(t, "csi-too-big")
 	d.startSidecars(false)
 	d.createClaim("too-big", d.name, "2Gi")
-	event := d.waitClaimEvent("too-big", "ProvisioningFailed")
+	event := d.waitProvisioningFailed("too-big")
 	if !strings.Contains(event.Message, maxVolumeSize) && !strings.Contains(event.Message, maxVolumeBytes) {
 		t.Errorf("ProvisioningFailed event: %q, want it to name the limit, %s (%s bytes), so the user knows what to ask for", event.Message, maxVolumeSize, maxVolumeBytes)
 	}
-	// What the user would see after half a minute: how many times it failed.
-	// csi-provisioner retries a claim with a pause that doubles from 1 s, about
-	// five times in 30 s; a driver answer it took as a reason to retry at once
-	// would make a failure a second or more.
+	// What the user sees after half a minute is a count: how many times the
+	// claim failed (the events' counts), not how fast. csi-provisioner retries
+	// a claim with a pause that doubles from 1 s (--retry-interval-start), so
+	// about five times in 30 s; run in a loop (--retry-interval-start=10ms) it
+	// failed 25 times, the most events the recorder writes about one object.
 	const window, most = 30 * time.Second, 10
 	time.Sleep(window)
 	events, err := d.claimEvents(context.Background(), "too-big", "ProvisioningFailed")
@@ -104,6 +105,27 @@ func TestClaimAboveTheMaximumGetsAnEventAndNoVolume(t *testing.T) {
 		t.Errorf("claim too-big failed %d times in about %s (its ProvisioningFailed events' counts), want at most %d: a retry in a loop", failures, window, most)
 	}
 	d.requirePending("too-big", "the driver makes no volume above "+maxVolumeSize)
+	if got := d.volumeFolders(); len(got) != 0 {
+		t.Errorf("the driver's volumes folder has %v, want nothing: no volume was made", got)
+	}
+}
+
+// TestClaimOfAnAccessModeTheDriverLacksGetsAnEventAndNoVolume: a claim many
+// nodes would write to (ReadWriteMany), which a volume of one node's folders
+// cannot serve, gets a ProvisioningFailed event that names the access mode, and
+// no volume.
+func TestClaimOfAnAccessModeTheDriverLacksGetsAnEventAndNoVolume(t *testing.T) {
+	t.Parallel()
+	d := newTestDriver(t, "csi-rwx")
+	d.startSidecars(false)
+	d.createClaimOf("shared", d.name, "10Mi", corev1.ReadWriteMany)
+	event := d.waitProvisioningFailed("shared")
+	// csi-provisioner asks for ReadWriteMany as MULTI_NODE_MULTI_WRITER.
+	message := strings.ToLower(event.Message)
+	if !strings.Contains(message, "access_mode") && !strings.Contains(message, "access mode") && !strings.Contains(message, "multi_node") {
+		t.Errorf("ProvisioningFailed event: %q, want it to name the access mode (MULTI_NODE_MULTI_WRITER, which the claim's ReadWriteMany asks for), so the user knows what to change", event.Message)
+	}
+	d.requirePending("shared", "the driver serves one node's volumes only")
 	if got := d.volumeFolders(); len(got) != 0 {
 		t.Errorf("the driver's volumes folder has %v, want nothing: no volume was made", got)
 	}
