@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # check-reading-paths.sh checks docs/reading-kubernetes.md, lesson 0
-# (docs/lessons/00-reading-kubernetes.md) and lesson 4's and lesson 6's tables
-# (docs/lessons/04-changing-kubernetes.md, 06-kube-apiserver.md) against the Go module cache, so none can
-# point at upstream code that moved or was renamed:
+# (docs/lessons/00-reading-kubernetes.md) and lesson 4's, lesson 6's and lesson 7's tables
+# (docs/lessons/04-changing-kubernetes.md, 06-kube-apiserver.md, 07-csi-driver.md) against the
+# Go module cache, so none can point at upstream code that moved or was renamed:
 #   - every path in a table (reading-kubernetes.md: the concept tables; lesson 0: every
 #     row that starts with a backquoted path) exists at the pinned version;
 #   - every name in the "search for" column is declared in that file (a func, method, type,
@@ -14,10 +14,13 @@
 #   - every link to reading-kubernetes.md#ANCHOR from the kit's Markdown files has its anchor.
 # Paths map to modules as the page explains: cmd/, pkg/, plugin/ and hack/ (and the
 # repository's OWNERS_ALIASES) to k8s.io/kubernetes;
-# staging/src/k8s.io/NAME/ to the published module k8s.io/NAME (the same files); and
-# sigs.k8s.io/controller-runtime/ to controller-runtime. Versions come from the kit's pins
-# (hack/controlplane/go.mod, kubebuilder-guestbook/go.mod), read with `go list -m`; the
-# page must name the same ones.
+# staging/src/k8s.io/NAME/ to the published module k8s.io/NAME (the same files);
+# sigs.k8s.io/controller-runtime/ to controller-runtime; and a path that starts with the
+# path of a module lesson 7 reads (the CSI sidecars and their libraries, csi_modules below,
+# and the CSI spec) to that module. Versions come from the kit's pins
+# (hack/controlplane/go.mod, kubebuilder-guestbook/go.mod, hack/csi/go.mod for the sidecars,
+# csi-driver-example/go.mod for the spec), read with `go list -m`; the page must name the
+# same ones.
 # A module missing from the cache is fetched with `go mod download`.
 #
 # Usage: hack/check-reading-paths.sh [-v]   (-v also prints every path and name found)
@@ -33,6 +36,7 @@ doc=${READING_DOC:-docs/reading-kubernetes.md}
 lesson0=${LESSON0_DOC:-docs/lessons/00-reading-kubernetes.md}
 lesson4=docs/lessons/04-changing-kubernetes.md
 lesson6=docs/lessons/06-kube-apiserver.md
+lesson7=docs/lessons/07-csi-driver.md
 modcache=$(go env GOMODCACHE)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -51,6 +55,24 @@ fi
 # Staging modules are published as v0.MINOR.PATCH for Kubernetes v1.MINOR.PATCH.
 staging_version="v0.${kube_version#v1.}"
 
+# The modules lesson 7 reads beside Kubernetes, each with the module that pins it: the
+# sidecars and their libraries (hack/csi, the build module of the sidecars) and the CSI spec
+# (csi-driver-example, the driver that implements it).
+declare -A csi_pinned_by=(
+	[github.com/kubernetes-csi/external-provisioner/v6]=hack/csi
+	[github.com/kubernetes-csi/external-attacher/v4]=hack/csi
+	[github.com/kubernetes-csi/csi-lib-utils]=hack/csi
+	[sigs.k8s.io/sig-storage-lib-external-provisioner/v13]=hack/csi
+	[github.com/container-storage-interface/spec]=csi-driver-example
+)
+declare -A csi_version=()
+for m in "${!csi_pinned_by[@]}"; do
+	if ! csi_version[$m]=$(pinned_version "$m" "${csi_pinned_by[$m]}" 2>/dev/null) || [ -z "${csi_version[$m]}" ]; then
+		echo "check-reading-paths: cannot read the version of $m that ${csi_pinned_by[$m]}/go.mod pins" >&2
+		exit 1
+	fi
+done
+
 failures=0
 fail() {
 	echo "FAIL: $*"
@@ -59,6 +81,9 @@ fail() {
 
 for v in "$kube_version" "$cr_version"; do
 	grep -qF "$v" "$doc" || fail "$doc does not mention $v, the version the kit pins; update its text (and its paths) to that version"
+done
+for m in "${!csi_version[@]}"; do
+	grep -qF "${csi_version[$m]}" "$doc" || fail "$doc does not mention ${csi_version[$m]}, the version of $m that ${csi_pinned_by[$m]}/go.mod pins; update its text (and its paths) to that version"
 done
 
 # module_dir MODULE VERSION prints the module's folder in the cache, downloading it if needed.
@@ -88,6 +113,13 @@ resolve() {
 		echo "$(module_dir k8s.io/kubernetes "$kube_version")/$p"
 		;;
 	*)
+		local m
+		for m in "${!csi_version[@]}"; do
+			if [[ "$p" == "$m/"* ]]; then
+				echo "$(module_dir "$m" "${csi_version[$m]}")/${p#"$m"/}"
+				return 0
+			fi
+		done
 		return 1
 		;;
 	esac
@@ -122,7 +154,7 @@ check_tables() {
 			continue
 		fi
 		if ! file=$(resolve "$path"); then
-			fail "$doc: $path: not under cmd/, pkg/, plugin/, hack/, staging/src/k8s.io/ or sigs.k8s.io/controller-runtime/"
+			fail "$doc: $path: not under cmd/, pkg/, plugin/, hack/, staging/src/k8s.io/, sigs.k8s.io/controller-runtime/ or one of lesson 7's modules (${!csi_version[*]})"
 			continue
 		fi
 		paths=$((paths + 1))
@@ -147,6 +179,8 @@ check_tables "$doc" Concepts
 check_tables "$lesson0" ""
 check_tables "$lesson4" "4. Upstream's own unit test"
 check_tables "$lesson6" "2. The request's path"
+check_tables "$lesson7" "5. csi-provisioner, from main to CreateVolume"
+check_tables "$lesson7" "6. The other side: kube-controller-manager"
 
 # Paths lesson 0 mentions in its text (code blocks left out: their backquotes are
 # fences, not quotes): each must exist, in the module cache or in the kit (a path
@@ -191,7 +225,7 @@ done < <(git ls-files --cached --others --exclude-standard -- '*.md' |
 	grep -v -- '-reading-kubernetes\.md#' | sed 's/:.*reading-kubernetes\.md#/:/')
 
 if [ "$failures" -gt 0 ]; then
-	echo "check-reading-paths: $failures problem(s) in $doc, $lesson0, $lesson4 and $lesson6; fix the path or name (search the module under $modcache)" >&2
+	echo "check-reading-paths: $failures problem(s) in $doc, $lesson0, $lesson4, $lesson6 and $lesson7; fix the path or name (search the module under $modcache)" >&2
 	exit 1
 fi
-echo ">> reading-kubernetes.md, lesson 0, lesson 4 and lesson 6: $paths paths and $names names in their tables, and $mentions paths in lesson 0's text, found in k8s.io/kubernetes@$kube_version, k8s.io/*@$staging_version and sigs.k8s.io/controller-runtime@$cr_version; $links links into it resolve"
+echo ">> reading-kubernetes.md, lessons 0, 4, 6 and 7: $paths paths and $names names in their tables, and $mentions paths in lesson 0's text, found in k8s.io/kubernetes@$kube_version, k8s.io/*@$staging_version, sigs.k8s.io/controller-runtime@$cr_version and lesson 7's ${#csi_version[@]} CSI modules; $links links into it resolve"

@@ -21,6 +21,7 @@ var pairs = []pair{
 	{"docs/lessons/04-changing-kubernetes.md", "docs/ja/lessons/04-changing-kubernetes.md"},
 	{"docs/lessons/05-cloud-controller-manager.md", "docs/ja/lessons/05-cloud-controller-manager.md"},
 	{"docs/lessons/06-kube-apiserver.md", "docs/ja/lessons/06-kube-apiserver.md"},
+	{"docs/lessons/07-csi-driver.md", "docs/ja/lessons/07-csi-driver.md"},
 	{"docs/lessons/08-kube-scheduler.md", "docs/ja/lessons/08-kube-scheduler.md"},
 	{"docs/performance.md", "docs/ja/performance.md"},
 	{"docs/reliability.md", "docs/ja/reliability.md"},
