@@ -126,3 +126,23 @@ func descendsFrom(pid, ancestor int) bool {
 	}
 	return false
 }
+
+// exited reports whether process pid has ended: /proc has no entry for it, or
+// the entry is a zombie (state Z), one that has exited and waits for its
+// parent to read its status. On a system without /proc it reports false, and
+// the caller waits as if the process ran.
+func exited(pid int) bool {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		return false
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	rest := string(data)
+	if i := strings.LastIndex(rest, ")"); i >= 0 {
+		rest = rest[i+1:]
+	}
+	fields := strings.Fields(rest)
+	return len(fields) > 0 && fields[0] == "Z"
+}

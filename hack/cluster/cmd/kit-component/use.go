@@ -60,7 +60,14 @@ func useBinary(ctx context.Context, cluster, component, binary string, flags []s
 		return err
 	}
 	if err := waitHealthy(ctx, cluster, c, timeout); err != nil {
+		// kwokctl starts the old binary on the same log file, which loses the
+		// failed run's reason: keep a copy of it first.
 		log := filepath.Join(config.ClustersDir, cluster, "logs", component+".log")
+		if kept, keepErr := keepLog(log); keepErr == nil {
+			log = kept
+		} else {
+			fmt.Fprintf(os.Stderr, "%s: cannot keep %s (%v); the old binary's start overwrites it\n", cluster, log, keepErr)
+		}
 		fmt.Fprintf(os.Stderr, "%s: %s on %s is not healthy (%v); going back to %s\n", cluster, component, binary, err, old)
 		if len(flags) > 0 {
 			fmt.Fprintf(os.Stderr, "%s: and to the flags it had\n", cluster)
@@ -81,8 +88,12 @@ func useBinary(ctx context.Context, cluster, component, binary string, flags []s
 		if len(flags) > 0 {
 			again += " with the flags it had"
 		}
-		return fmt.Errorf("%s on %s never became healthy within %s (%v), so it runs %s again; read why in %s",
-			component, binary, timeout, err, again, log)
+		within := " within " + timeout.String()
+		if errors.As(err, new(exitedError)) {
+			within = ""
+		}
+		return fmt.Errorf("%s on %s never became healthy%s (%v), so it runs %s again; read why in %s",
+			component, binary, within, err, again, log)
 	}
 	fmt.Printf("%s: %s is healthy on %s after %.1f s\n", cluster, component, binary, time.Since(start).Seconds())
 	return nil
@@ -176,8 +187,8 @@ func waitPortFree(cluster string, c internalversion.Component, timeout time.Dura
 }
 
 // waitHealthy polls the component's /healthz on the host and with the client
-// certificate kwokctl gives its metrics endpoint, until it answers 200 ok or
-// timeout passes; the error is the last answer seen. An answer from another
+// certificate kwokctl gives its metrics endpoint, until it answers 200 ok, its
+// process has exited, or timeout passes; the error is the last answer seen. An answer from another
 // process on the component's port (plain HTTP where the component serves HTTPS,
 // or, at the timeout, a listener that is not the component's process) ends the
 // wait with an error that says so (portTaken).
@@ -220,6 +231,11 @@ func waitHealthy(ctx context.Context, cluster string, c internalversion.Componen
 		} else {
 			last = err
 		}
+		// A component that has exited never answers: say so now rather
+		// than at the timeout (its log says why).
+		if pid, err := componentPID(cluster, c.Name); err == nil && exited(pid) {
+			return exitedError{pid: pid, url: url}
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -256,4 +272,26 @@ func componentPID(cluster, component string) (int, error) {
 		return 0, err
 	}
 	return strconv.Atoi(strings.TrimSpace(string(data)))
+}
+
+// keepLog copies a component's log (logs/NAME.log) to logs/NAME.failed.log,
+// which the next start does not touch, and returns the copy's path.
+func keepLog(log string) (string, error) {
+	data, err := os.ReadFile(log)
+	if err != nil {
+		return "", err
+	}
+	kept := strings.TrimSuffix(log, ".log") + ".failed.log"
+	return kept, os.WriteFile(kept, data, 0o644)
+}
+
+// exitedError is waitHealthy's error for a component whose process ended
+// before its /healthz answered ok.
+type exitedError struct {
+	pid int
+	url string
+}
+
+func (e exitedError) Error() string {
+	return fmt.Sprintf("it exited (pid %d) without answering %s", e.pid, e.url)
 }
