@@ -52,9 +52,24 @@ var (
 	suite         = &kittest.Suite{File: lessonFile, Setup: setup}
 )
 
-func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
+func TestMain(m *testing.M) {
+	code := suite.Run(m)
+	if restore != nil {
+		if err := restore(); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: putting back the cluster's", apiserver+":", err)
+			code = 1
+		}
+	}
+	if scratch != "" {
+		if err := os.RemoveAll(scratch); err != nil {
+			fmt.Fprintln(os.Stderr, "removing the suite's copy of the source:", err)
+		}
+	}
+	os.Exit(code)
+}
 
-// exercise is the name of the lesson's exercise, as EXERCISE= and SOLUTION= take it.
+// exercise is the name of the lesson's exercise etcd-read, as EXERCISE= and
+// SOLUTION= take it (admission is the other's).
 const exercise = "etcd-read"
 
 // setup finds the cluster's etcd, which only the kit's local cluster exposes
@@ -83,6 +98,9 @@ func setup() error {
 	}
 	if err := kittest.BuildIfChanged(filepath.Join(root, "hack", "etcd"), "go.etcd.io/etcd/etcdctl/v3", etcdctl); err != nil {
 		return fmt.Errorf("building etcdctl from hack/etcd: %w", err)
+	}
+	if selected(admission) {
+		return setupAdmission()
 	}
 	return nil
 }
