@@ -41,6 +41,7 @@ import (
 //   - KIT_KUBE_PRISTINE=1: a fresh, unchanged copy and the pinned
 //     kube-apiserver (bin/), which must fail every check of the exercise.
 const (
+	// admission is the exercise's name, as EXERCISE= and SOLUTION= take it.
 	admission = "admission-plugin"
 	// apiserver is the component the exercise swaps.
 	apiserver = "kube-apiserver"

@@ -5,9 +5,11 @@
 // pinned module hack/etcd, reads an object's key as the lesson says (its mod
 // revision is the object's resourceVersion, a built-in type is protobuf), and
 // the exercise etcd-read, a program of the learner's own
-// (test/lesson6/etcdread) that prints the object a key holds, decoded.
+// (test/lesson6/etcdread) that prints the object a key holds, decoded. The
+// exercise admission-plugin, a plugin in the learner's copy of Kubernetes,
+// has its checks and their setup in admission_test.go.
 //
-// What the exercise's checks build, by the environment make check sets
+// What the exercise etcd-read's checks build, by the environment make check sets
 // (kittest's env.go):
 //   - nothing set: the learner's etcdread as it is in the tree;
 //   - KIT_E2E_OVERLAY=<overlay>: etcdread with the reference solution
