@@ -5,9 +5,11 @@
 // pinned module hack/etcd, reads an object's key as the lesson says (its mod
 // revision is the object's resourceVersion, a built-in type is protobuf), and
 // the exercise etcd-read, a program of the learner's own
-// (test/lesson6/etcdread) that prints the object a key holds, decoded.
+// (test/lesson6/etcdread) that prints the object a key holds, decoded. The
+// exercise admission-plugin, a plugin in the learner's copy of Kubernetes,
+// has its checks and their setup in admission_test.go.
 //
-// What the exercise's checks build, by the environment make check sets
+// What the exercise etcd-read's checks build, by the environment make check sets
 // (kittest's env.go):
 //   - nothing set: the learner's etcdread as it is in the tree;
 //   - KIT_E2E_OVERLAY=<overlay>: etcdread with the reference solution
@@ -52,9 +54,24 @@ var (
 	suite         = &kittest.Suite{File: lessonFile, Setup: setup}
 )
 
-func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
+func TestMain(m *testing.M) {
+	code := suite.Run(m)
+	if restore != nil {
+		if err := restore(); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: putting back the cluster's", apiserver+":", err)
+			code = 1
+		}
+	}
+	if scratch != "" {
+		if err := os.RemoveAll(scratch); err != nil {
+			fmt.Fprintln(os.Stderr, "removing the suite's copy of the source:", err)
+		}
+	}
+	os.Exit(code)
+}
 
-// exercise is the name of the lesson's exercise, as EXERCISE= and SOLUTION= take it.
+// exercise is the name of the lesson's exercise etcd-read, as EXERCISE= and
+// SOLUTION= take it (admission is the other's).
 const exercise = "etcd-read"
 
 // setup finds the cluster's etcd, which only the kit's local cluster exposes
@@ -83,6 +100,9 @@ func setup() error {
 	}
 	if err := kittest.BuildIfChanged(filepath.Join(root, "hack", "etcd"), "go.etcd.io/etcd/etcdctl/v3", etcdctl); err != nil {
 		return fmt.Errorf("building etcdctl from hack/etcd: %w", err)
+	}
+	if selected(admission) {
+		return setupAdmission()
 	}
 	return nil
 }

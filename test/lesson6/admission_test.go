@@ -1,0 +1,326 @@
+//go:build e2e
+
+package lesson6
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
+
+	"github.com/controller-kit/controller-kit/test/kittest"
+)
+
+// The exercise admission-plugin: a validating admission plugin of the
+// learner's own, compiled into kube-apiserver from their copy of Kubernetes'
+// source (make kube-src, _output/kubernetes), swapped into the running cluster
+// (make kube-restart WHAT=kube-apiserver FLAGS=--enable-admission-plugins=...),
+// that refuses a Foo asking for more than maxReplicas replicas.
+//
+// What its checks read, by the environment make check sets (kittest's env.go):
+//   - nothing set: the learner's copy and the cluster's kube-apiserver as it runs;
+//   - KIT_KUBE_SOLUTION=<patch>: a fresh copy of the suite's own with the
+//     reference solution applied, whose kube-apiserver setupAdmission builds and
+//     runs in the cluster, with referencePlugin turned on, for the tests' time
+//     (then TestMain puts back the binary and the flag that ran before);
+//   - KIT_KUBE_PRISTINE=1: a fresh, unchanged copy and the pinned
+//     kube-apiserver (bin/), which must fail every check of the exercise.
+const (
+	// admission is the exercise's name, as EXERCISE= and SOLUTION= take it.
+	admission = "admission-plugin"
+	// apiserver is the component the exercise swaps.
+	apiserver = "kube-apiserver"
+	// maxReplicas is the most replicas the exercise lets a Foo ask for.
+	maxReplicas = 10
+	// referencePlugin is the name the reference solution
+	// (docs/solutions/06-kube-apiserver/kubernetes/admission-plugin.patch)
+	// registers its plugin under.
+	referencePlugin = "FooReplicasLimit"
+	// pluginsFlag is the flag that turns admission plugins on.
+	pluginsFlag = "--enable-admission-plugins="
+)
+
+var (
+	// copyDir is the copy of Kubernetes' source under check, set by setupAdmission.
+	copyDir string
+	// restore puts back what setupAdmission changed in the cluster; nil when nothing.
+	restore func() error
+	// scratch is the folder of the copy and build setupAdmission made (about
+	// 240 MB), removed once the tests and restore are done; "" when it made none.
+	scratch string
+)
+
+// selected reports whether make check asked for exercise's checks.
+func selected(exercise string) bool {
+	return slices.Contains(strings.Split(os.Getenv(kittest.ExerciseEnv), ","), exercise)
+}
+
+// kubeSrc runs hack/kube-src.sh with args for the cluster $KUBECONFIG reaches
+// and the copy in dir (its builds beside it), and returns its output.
+func kubeSrc(dir string, env []string, args ...string) (string, error) {
+	info, err := kittest.CurrentClusterInfo()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(filepath.Join(kittest.RepoRoot(), "hack", "kube-src.sh"), args...)
+	cmd.Env = append(os.Environ(), append(env,
+		kittest.ClusterEnv+"="+info.Name,
+		"KUBE_SRC="+dir,
+		"KUBE_BUILD="+filepath.Join(filepath.Dir(dir), "kube-build"),
+	)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("hack/kube-src.sh %s: %w\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return out.String(), nil
+}
+
+// setupAdmission picks the copy under check and, for a solution or the
+// pristine source, makes one and runs its kube-apiserver (or the pinned one),
+// with the plugin turned on for a solution and off for the pristine source.
+func setupAdmission() error {
+	solution, pristine := os.Getenv(kittest.KubeSolutionEnv), os.Getenv(kittest.KubePristineEnv) == "1"
+	if solution == "" && !pristine {
+		copyDir = filepath.Join(kittest.RepoRoot(), "_output", "kubernetes")
+		return nil
+	}
+	tmp, err := os.MkdirTemp("", "kit-lesson6-")
+	if err != nil {
+		return err
+	}
+	scratch = tmp
+	copyDir = filepath.Join(tmp, "kubernetes")
+	if _, err := kubeSrc(copyDir, nil, "src"); err != nil {
+		return err
+	}
+	// The pinned build, which bin/ always holds (hack/kube-src.sh builds elsewhere).
+	want := filepath.Join(kittest.RepoRoot(), "bin", apiserver)
+	if solution != "" {
+		apply := exec.Command("git", "-C", copyDir, "apply", "--unidiff-zero", solution)
+		if out, err := apply.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s does not apply to a fresh copy of the source (%v): %s", solution, err, out)
+		}
+		if _, err := kubeSrc(copyDir, nil, "build", apiserver); err != nil {
+			return err
+		}
+		want = filepath.Join(tmp, "kube-build", "bin", apiserver)
+	}
+	out, err := kubeSrc(copyDir, nil, "running", apiserver)
+	if err != nil {
+		return err
+	}
+	before := strings.TrimSpace(out)
+	if out, err = kubeSrc(copyDir, nil, "args", apiserver); err != nil {
+		return err
+	}
+	beforeFlag := pluginsFlag
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, pluginsFlag) {
+			beforeFlag = strings.TrimSpace(line)
+		}
+	}
+	// The plugins that ran before, the reference's taken out (the pinned
+	// binary refuses to start with a plugin it does not have), and put back
+	// at the end for a solution.
+	var plugins []string
+	for _, p := range strings.Split(strings.TrimPrefix(beforeFlag, pluginsFlag), ",") {
+		if p != "" && p != referencePlugin {
+			plugins = append(plugins, p)
+		}
+	}
+	if solution != "" {
+		plugins = append(plugins, referencePlugin)
+	}
+	wantFlag := pluginsFlag + strings.Join(plugins, ",")
+	if before == want && beforeFlag == wantFlag {
+		return nil
+	}
+	if _, err := kubeSrc(copyDir, []string{"FLAGS=" + wantFlag}, "use", apiserver, want); err != nil {
+		return err
+	}
+	restore = func() error {
+		_, err := kubeSrc(copyDir, []string{"FLAGS=" + beforeFlag}, "use", apiserver, before)
+		return err
+	}
+	return nil
+}
+
+// requireCopy fails the test when there is no copy to check.
+func requireCopy(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(copyDir, ".git")); err != nil {
+		t.Fatalf("there is no copy of Kubernetes' source at %s: make kube-src makes one", copyDir)
+	}
+}
+
+// gitCopy runs git in the copy and returns its output.
+func gitCopy(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", copyDir}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("git %s in %s: %v (%s)", strings.Join(args, " "), copyDir, err, stderrOf(err))
+	}
+	return string(out)
+}
+
+// pinnedVersion returns the tag of the copy's first commit: the pinned version.
+func pinnedVersion(t *testing.T) string {
+	t.Helper()
+	tags := strings.Fields(gitCopy(t, "tag", "--list", "v*"))
+	if len(tags) == 0 {
+		t.Fatalf("the copy at %s has no version tag; make kube-src-reset makes a new one", copyDir)
+	}
+	return tags[0]
+}
+
+func TestExerciseAdmissionPluginIsInTheCopy(t *testing.T) {
+	kittest.Exercise(t, admission)
+	requireCopy(t)
+	version := pinnedVersion(t)
+	// The files added since the pinned version, committed or not, and those git
+	// does not track yet.
+	added := strings.Fields(gitCopy(t, "diff", "--name-only", "--diff-filter=A", version))
+	added = append(added, strings.Fields(gitCopy(t, "ls-files", "--others", "--exclude-standard"))...)
+	var packages []string
+	for _, path := range added {
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if !strings.HasPrefix(dir, "plugin/pkg/admission/") || !strings.HasSuffix(path, ".go") ||
+			strings.HasSuffix(path, "_test.go") || slices.Contains(packages, dir) {
+			continue
+		}
+		// A package of its own: a folder the pinned version does not have.
+		if exec.Command("git", "-C", copyDir, "cat-file", "-e", version+":"+dir).Run() == nil {
+			continue
+		}
+		packages = append(packages, dir)
+	}
+	if len(packages) == 0 {
+		t.Fatalf("the copy adds no package under plugin/pkg/admission (a new folder with a .go file); write your plugin there (git -C %s status)", copyDir)
+	}
+	const registry = "pkg/kubeapiserver/options/plugins.go"
+	var importLine, entry, register bool
+	for _, line := range strings.Split(gitCopy(t, "diff", "-U0", version, "--", registry), "\n") {
+		line, ok := strings.CutPrefix(line, "+")
+		if !ok || strings.HasPrefix(line, "++") {
+			continue
+		}
+		for _, dir := range packages {
+			importLine = importLine || strings.Contains(line, `"k8s.io/kubernetes/`+dir+`"`)
+		}
+		entry = entry || strings.Contains(line, ".PluginName")
+		register = register || strings.Contains(line, ".Register(plugins)")
+	}
+	if !importLine || !entry || !register {
+		t.Errorf("%s adds: an import of your package (%s) = %v, an entry NAME.PluginName in AllOrderedPlugins = %v, a call NAME.Register(plugins) in RegisterAllAdmissionPlugins = %v; want all three (git -C %s diff %s -- %s)",
+			registry, strings.Join(packages, ", "), importLine, entry, register, copyDir, version, registry)
+	}
+}
+
+func TestExerciseAdmissionRunningAPIServerRefusesTheFoo(t *testing.T) {
+	kittest.Exercise(t, admission)
+	requireCopy(t)
+	installFooCRD(t)
+	cs := kittest.Clientset(t)
+	client, err := dynamic.NewForConfig(kittest.Config(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := kittest.Namespace(t, cs, "lesson6-admission")
+	foos := client.Resource(kittest.FooGVR).Namespace(ns)
+	ctx := t.Context()
+
+	// The Foo to refuse, asking for one replica more than the limit.
+	big := kittest.NewFoo(ns, 0, maxReplicas+1)
+	_, err = foos.Create(ctx, big, metav1.CreateOptions{})
+	requireRefused(t, err, fmt.Sprintf("the create of Foo %s with spec.replicas %d", big.GetName(), maxReplicas+1))
+
+	// The Foos and the Deployment to admit.
+	atLimit := kittest.NewFoo(ns, 1, maxReplicas)
+	unset := kittest.NewFoo(ns, 2, 0)
+	unstructured.RemoveNestedField(unset.Object, "spec", "replicas")
+	for _, foo := range []*unstructured.Unstructured{atLimit, unset} {
+		if _, err := foos.Create(ctx, foo, metav1.CreateOptions{}); err != nil {
+			replicas, found, _ := unstructured.NestedInt64(foo.Object, "spec", "replicas")
+			t.Errorf("creating Foo %s (spec.replicas %d, set: %v): %v; want it admitted: only a Foo above %d replicas is refused", foo.GetName(), replicas, found, err, maxReplicas)
+		}
+	}
+	deployment := newDeployment(ns, "eleven", maxReplicas+1)
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
+		t.Errorf("creating Deployment %s with spec.replicas %d: %v; want it admitted: the plugin judges Foos only", deployment.Name, maxReplicas+1, err)
+	}
+
+	// An update above the limit is refused too.
+	patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, maxReplicas+1))
+	_, err = foos.Patch(ctx, atLimit.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+	requireRefused(t, err, fmt.Sprintf("the update of Foo %s to spec.replicas %d", atLimit.GetName(), maxReplicas+1))
+
+	// What the API server holds: the Foos it admitted, at the replicas they were
+	// admitted with, and no Foo it refused.
+	if _, err := foos.Get(ctx, big.GetName(), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("getting Foo %s: %v; want NotFound: it was refused", big.GetName(), err)
+	}
+	for name, want := range map[string]int64{atLimit.GetName(): maxReplicas, unset.GetName(): 1} {
+		got, err := foos.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("getting Foo %s: %v; want it stored", name, err)
+			continue
+		}
+		if replicas, _, _ := unstructured.NestedInt64(got.Object, "spec", "replicas"); replicas != want {
+			t.Errorf("Foo %s has spec.replicas %d; want %d (the CRD's default is 1)", name, replicas, want)
+		}
+	}
+	if _, err := cs.AppsV1().Deployments(ns).Get(ctx, deployment.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("getting Deployment %s: %v; want it stored", deployment.Name, err)
+	}
+}
+
+// requireRefused fails the test unless err is the refusal of what: 403
+// Forbidden, from admission, with a message naming spec.replicas and the limit.
+func requireRefused(t *testing.T, err error, what string) {
+	t.Helper()
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		t.Fatalf("%s was admitted; want it refused, 403 Forbidden: does the running kube-apiserver have your plugin, turned on? (make kube-build WHAT=%s && make kube-restart WHAT=%s FLAGS=%sOwnerReferencesPermissionEnforcement,YourPlugin; make kube-args WHAT=%s | grep admission)",
+			what, apiserver, apiserver, pluginsFlag, apiserver)
+	case !errors.As(err, &status) || status.Status().Code != http.StatusForbidden:
+		t.Fatalf("%s failed with %v; want 403 Forbidden (admission.NewForbidden)", what, err)
+	}
+	message := status.Status().Message
+	if !strings.Contains(message, "spec.replicas") || !strings.Contains(message, fmt.Sprint(maxReplicas)) {
+		t.Errorf("%s was refused with %q; want a message that names the field, spec.replicas, and the limit, %d", what, message, maxReplicas)
+	}
+}
+
+// newDeployment returns the Deployment name in namespace with replicas of
+// pause, its Pods labelled app=name.
+func newDeployment(namespace, name string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}}},
+			},
+		},
+	}
+}
