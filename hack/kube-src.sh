@@ -105,7 +105,7 @@ cmd_src() {
 	# Only a complete copy gets the name: an interrupted run leaves .tmp, which the next run replaces.
 	mv "$tmp" "$KUBE_SRC"
 	kit_log "the copy is ready: $KUBE_SRC"
-	echo "    edit it, then: make kube-build WHAT=kube-controller-manager; git -C $KUBE_SRC diff shows your change"
+	echo "    edit it, then: make kube-build WHAT=<the component you changed, such as kube-controller-manager>; git -C $KUBE_SRC diff shows your change"
 }
 
 cmd_reset() {

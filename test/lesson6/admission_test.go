@@ -4,6 +4,7 @@ package lesson6
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -243,6 +244,16 @@ func TestExerciseAdmissionRunningAPIServerRefusesTheFoo(t *testing.T) {
 	}
 	ns := kittest.Namespace(t, cs, "lesson6-admission")
 	foos := client.Resource(kittest.FooGVR).Namespace(ns)
+	// The Foos are deleted before the namespace is (cleanups run last
+	// first), not left to the namespace controller: the lesson's next step
+	// restarts the API server, and a namespace deleted while the restarted
+	// server does not serve Foos yet keeps them, for lesson 2's controller
+	// to fail on in a namespace that is gone.
+	t.Cleanup(func() {
+		if err := foos.DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Logf("deleting the test's Foos: %v", err)
+		}
+	})
 	ctx := t.Context()
 
 	// The Foo to refuse, asking for one replica more than the limit.

@@ -69,6 +69,10 @@ func useBinary(ctx context.Context, cluster, component, binary string, flags []s
 			fmt.Fprintf(os.Stderr, "%s: cannot keep %s (%v); the old binary's start overwrites it\n", cluster, log, keepErr)
 		}
 		fmt.Fprintf(os.Stderr, "%s: %s on %s is not healthy (%v); going back to %s\n", cluster, component, binary, err, old)
+		// A component that refuses its flags says why in its last lines.
+		if tail := lastLines(log, 3); tail != "" {
+			fmt.Fprintf(os.Stderr, "%s: the last lines of its log:\n%s\n", cluster, tail)
+		}
 		if len(flags) > 0 {
 			fmt.Fprintf(os.Stderr, "%s: and to the flags it had\n", cluster)
 		}
@@ -294,4 +298,19 @@ type exitedError struct {
 
 func (e exitedError) Error() string {
 	return fmt.Sprintf("it exited (pid %d) without answering %s", e.pid, e.url)
+}
+
+// lastLines returns the last n lines of the file at path, each indented by
+// four spaces, or "" when it cannot be read or is empty.
+func lastLines(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return ""
+	}
+	lines = lines[max(0, len(lines)-n):]
+	return "    " + strings.Join(lines, "\n    ")
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -119,5 +120,19 @@ func TestSetFlagsNamesAFlagWrittenWrongAndTheForm(t *testing.T) {
 		if !strings.Contains(err.Error(), fmt.Sprintf("%q", bad)) || !strings.Contains(err.Error(), "--name=value") {
 			t.Errorf("setFlags(%q) error %q: want the flag quoted and the form --name=value", bad, err)
 		}
+	}
+}
+
+func TestLastLinesIndentsTheEndOfTheLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kube-apiserver.log")
+	if err := os.WriteFile(path, []byte("one\ntwo\nthree\nE run.go:72] \"command failed\" err=\"plugin X is unknown\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "    two\n    three\n    E run.go:72] \"command failed\" err=\"plugin X is unknown\""
+	if got := lastLines(path, 3); got != want {
+		t.Errorf("lastLines = %q, want %q", got, want)
+	}
+	if got := lastLines(filepath.Join(t.TempDir(), "missing.log"), 3); got != "" {
+		t.Errorf("lastLines of a missing file = %q, want \"\"", got)
 	}
 }
