@@ -192,8 +192,10 @@ PKGS ?=
 PINNED ?=
 ##% FORCE kube-src-reset: FORCE=1 throws away the copy's changes without asking
 FORCE ?=
+##% FLAGS kube-restart: flags set on the component's command line, kept across its restarts, each --name=value replacing the one it has or added (FLAGS=--enable-admission-plugins=OwnerReferencesPermissionEnforcement,AlwaysPullImages; see them with make kube-args WHAT=...)
+FLAGS ?=
 # kube-src.sh reads these (and RUN, ARGS) from its environment.
-export RUN ARGS FORCE
+export RUN ARGS FORCE FLAGS
 
 .PHONY: kube-src
 kube-src: ## A writable copy of the pinned Kubernetes source, with its own git repository, in _output/kubernetes (never overwrites your changes).
@@ -208,8 +210,12 @@ kube-build: ## Build WHAT=kube-controller-manager (or another control-plane bina
 	@hack/kube-src.sh build $(WHAT)
 
 .PHONY: kube-restart
-kube-restart: ## Run the copy's build of WHAT in the local cluster (PINNED=1: bin/'s again), and wait until it is healthy and leads.
+kube-restart: ## Run the copy's build of WHAT in the local cluster (PINNED=1: bin/'s again; FLAGS=: with these flags set), and wait until it is healthy and leads.
 	@hack/kube-src.sh $(if $(filter 1,$(PINNED)),pinned,restart) $(WHAT)
+
+.PHONY: kube-args
+kube-args: ## Print the flags the local cluster runs WHAT=kube-apiserver (or another control-plane component) with, one a line.
+	@hack/kube-src.sh args $(WHAT)
 
 .PHONY: kube-test
 kube-test: ## Upstream's own unit tests of WHAT=./pkg/... from the copy (or the pinned module with no copy); RUN= picks tests.

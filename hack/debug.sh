@@ -193,6 +193,17 @@ kill_debuggee() {
 	kit_die "could not kill$pids ($1)"
 }
 
+# stop_delve_of BINARY ends each delve of this checkout that debugs BINARY (its
+# command line names it), so that what runs it in the foreground (make debug's
+# make run or make run-csi) sees it exit and ends too.
+stop_delve_of() {
+	local p
+	for p in $(pids_of "$DLV"); do
+		tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qxF -- "$1" || continue
+		kill -TERM "$p" 2>/dev/null || true
+	done
+}
+
 # watchdog DLV_PID BINARY PORT prints the listening line once delve answers,
 # then waits for delve to end and kills what it debugged. It ignores the
 # terminal's signals: Ctrl-C ends delve, which is when it has work to do.
@@ -550,6 +561,7 @@ cmd_undebug() {
 		local bin=$name
 		is_sidecar "$name" || read -r _ bin < <(kit_tier_main "$name")
 		kill_debuggee "$KIT_OUT/debug/bin/$bin"
+		stop_delve_of "$KIT_OUT/debug/bin/$bin"
 		rm -f "$KIT_OUT/debug/$name.env"
 		kit_log "$name: no debug build of it runs any more"
 		return

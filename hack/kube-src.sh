@@ -7,7 +7,9 @@
 #   hack/kube-src.sh reset              make kube-src-reset: throw the copy away and make it again
 #   hack/kube-src.sh build [NAME...]    make kube-build WHAT=NAME: build from the copy (no NAME: all)
 #   hack/kube-src.sh restart NAME       make kube-restart WHAT=NAME: run the copy's build in the local cluster
+#                                       (FLAGS: flags set on its command line, kit-component use --flag)
 #   hack/kube-src.sh pinned NAME        make kube-restart WHAT=NAME PINNED=1: back to bin/'s build
+#   hack/kube-src.sh args NAME          make kube-args WHAT=NAME: the flags the local cluster runs NAME with
 #   hack/kube-src.sh running NAME       print the binary the local cluster's NAME runs
 #   hack/kube-src.sh use NAME BINARY    run BINARY as the local cluster's NAME (lesson 4's checks, make undebug)
 #   hack/kube-src.sh debug-build NAME OUT PKG...
@@ -194,7 +196,11 @@ swap() {
 	local lease="" holder=""
 	case " $KIT_LEADER_COMPONENTS " in *" $name "*) lease=$name ;; esac
 	if [ -n "$lease" ]; then holder=$(lease_holder "$lease"); fi
-	kit_component use "$name" "$binary"
+	# FLAGS (make kube-restart FLAGS=...): each word is a flag kit-component
+	# sets on the component's command line before it starts it.
+	local flags=() flag
+	for flag in ${FLAGS:-}; do flags+=("--flag=$flag"); done
+	kit_component use "$name" "$binary" "${flags[@]}"
 	if [ "$name" = kube-apiserver ]; then
 		# kube-controller-manager and kube-scheduler exit once they cannot renew
 		# their Lease for 10 s, which a restart of the API server can take on a
@@ -246,6 +252,13 @@ cmd_pinned() {
 	[ $# -eq 1 ] || kit_die "name one component: WHAT=kube-controller-manager (one of: $RESTARTABLE)"
 	kit_check_names "$RESTARTABLE" "$1"
 	swap "$1" "$KIT_BIN/$1"
+}
+
+cmd_args() {
+	[ $# -eq 1 ] || kit_die "name one component: WHAT=kube-apiserver (one of: $RESTARTABLE)"
+	kit_check_names "$RESTARTABLE" "$1"
+	require_cluster
+	kit_component args "$1"
 }
 
 cmd_running() {
@@ -421,6 +434,7 @@ main() {
 	reset) cmd_reset ;;
 	build) cmd_build "$@" ;;
 	restart) cmd_restart "$@" ;;
+	args) cmd_args "$@" ;;
 	pinned) cmd_pinned "$@" ;;
 	running) cmd_running "$@" ;;
 	use) cmd_use "$@" ;;
@@ -428,7 +442,7 @@ main() {
 	smoke) cmd_smoke ;;
 	test) cmd_test "$@" ;;
 	test-integration) cmd_test_integration "$@" ;;
-	*) kit_die "unknown command '$cmd' (src, reset, build, restart, pinned, running, use, debug-build, smoke, test, test-integration)" ;;
+	*) kit_die "unknown command '$cmd' (src, reset, build, restart, pinned, args, running, use, debug-build, smoke, test, test-integration)" ;;
 	esac
 }
 

@@ -168,7 +168,8 @@ kit_log "applying the example claim $claim (csi-driver-example/config/examples/p
 # The watcher says when the claim is Bound, or after two minutes that it is not.
 (
 	trap - INT TERM
-	for i in $(seq 120); do
+	SECONDS=0
+	while [ "$SECONDS" -lt 120 ]; do
 		volume=$("$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" get pvc -n "${claim%/*}" "${claim#*/}" \
 			-o 'jsonpath={.status.phase} {.spec.volumeName}' 2>/dev/null) || true
 		if [ "${volume%% *}" = Bound ]; then

@@ -2,6 +2,7 @@ package kittest
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -21,11 +22,31 @@ type Metrics map[string]*dto.MetricFamily
 // Prometheus' text format. The error says what failed: the request, the
 // status, or the parse.
 func Scrape(ctx context.Context, url string) (Metrics, error) {
+	return scrape(ctx, http.DefaultClient, url)
+}
+
+// selfSigned is the client of ScrapeSelfSigned: it accepts any serving
+// certificate.
+var selfSigned = &http.Client{Transport: &http.Transport{
+	TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback only, see ScrapeSelfSigned
+}}
+
+// ScrapeSelfSigned is Scrape for a Kubernetes component's secure port
+// (https://127.0.0.1:PORT/metrics of a kube-scheduler started with
+// --authorization-always-allow-paths=/metrics, say). Such a component, given no
+// certificate, makes a self-signed one at start that no CA vouches for, so this
+// client does not verify it: sound only for an address the test itself chose on
+// 127.0.0.1. The errors are Scrape's.
+func ScrapeSelfSigned(ctx context.Context, url string) (Metrics, error) {
+	return scrape(ctx, selfSigned, url)
+}
+
+func scrape(ctx context.Context, client *http.Client, url string) (Metrics, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", url, err)
 	}

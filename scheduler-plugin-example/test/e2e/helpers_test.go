@@ -19,6 +19,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,6 +81,28 @@ func TestMain(m *testing.M) {
 // wait in the API server until its informers have synced.
 func startScheduler(t *testing.T, name string) *kittest.Process {
 	t.Helper()
+	return runScheduler(t, name, "--secure-port=0")
+}
+
+// startSchedulerWithMetrics is startScheduler with the scheduler's secure port
+// open on a free 127.0.0.1 port, its /metrics readable with no credentials
+// (--authorization-always-allow-paths), and returns that page's URL, for
+// kittest.ScrapeSelfSigned.
+func startSchedulerWithMetrics(t *testing.T, name string) string {
+	t.Helper()
+	host, port, err := net.SplitHostPort(kittest.FreeAddress(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runScheduler(t, name, "--bind-address="+host, "--secure-port="+port,
+		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics")
+	return "https://" + net.JoinHostPort(host, port) + "/metrics"
+}
+
+// runScheduler is startScheduler with serving, the scheduler's flags for its
+// secure port.
+func runScheduler(t *testing.T, name string, serving ...string) *kittest.Process {
+	t.Helper()
 	shipped, err := kittest.File(filepath.Join(suite.TierDir, "config/scheduler-config.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -98,8 +121,8 @@ func startScheduler(t *testing.T, name string) *kittest.Process {
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return kittest.StartProcess(t, "scheduler", suite.Bin,
-		"--config="+path, "--secure-port=0", "--reconciler="+kittest.Reconciler(), "-v=2")
+	args := append([]string{"--config=" + path, "--reconciler=" + kittest.Reconciler(), "-v=2"}, serving...)
+	return kittest.StartProcess(t, "scheduler", suite.Bin, args...)
 }
 
 // schedulerKubeconfig writes a kubeconfig that reaches the cluster under test as
@@ -251,4 +274,22 @@ func nodeNames(zone string, n int) []string {
 		names[i] = fmt.Sprintf("%s-%d", zone, i+1)
 	}
 	return names
+}
+
+// unschedulableAttempts returns how many times the scheduler whose /metrics is
+// at url has tried to place a Pod of its profile name and found no node
+// (scheduler_schedule_attempts_total{result="unschedulable"}), waiting for its
+// secure port to answer.
+func unschedulableAttempts(t *testing.T, url, name string) float64 {
+	t.Helper()
+	var attempts float64
+	kittest.Eventually(t, deadline, "the scheduler's "+url, func(ctx context.Context) (bool, error) {
+		m, err := kittest.ScrapeSelfSigned(ctx, url)
+		if err != nil {
+			return false, err
+		}
+		attempts, _ = m.Value("scheduler_schedule_attempts_total", map[string]string{"profile": name, "result": "unschedulable"})
+		return true, nil
+	})
+	return attempts
 }

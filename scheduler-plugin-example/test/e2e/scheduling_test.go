@@ -108,6 +108,53 @@ func TestRelabelledNodeSchedulesThePendingPod(t *testing.T) {
 	}
 }
 
+// unrelatedChanges is how many times TestUnrelatedNodeChangesLeaveThePendingPodAlone
+// changes a node's label, and unrelatedPace the pause between two changes:
+// at least the scheduling queue's first backoffs (1 s, then 2 s), so that a
+// plugin which has every node change requeue its Pods has the Pod tried again
+// for most of them.
+const (
+	unrelatedChanges = 5
+	unrelatedPace    = 2 * time.Second
+)
+
+// TestUnrelatedNodeChangesLeaveThePendingPodAlone: a Pending Pod is not tried
+// again for node changes that cannot make it fit (a label other than the zone,
+// changed five times). The plugin's QueueingHintFn answers QueueSkip for them;
+// a plugin without EnqueueExtensions has the Pod requeued on every node change,
+// and the scheduler's own counter of attempts
+// (scheduler_schedule_attempts_total{result="unschedulable"}) shows each try.
+func TestUnrelatedNodeChangesLeaveThePendingPodAlone(t *testing.T) {
+	t.Parallel()
+	cs := kittest.Clientset(t)
+	ns := kittest.Namespace(t, cs, "zs-skip")
+	node := ns + "-1"
+	makeNode(t, cs, node, ns+"-elsewhere")
+	metrics := startSchedulerWithMetrics(t, ns)
+	makePod(t, cs, ns, "waiting", ns, ns)
+	schedulingEvent(t, cs, ns, "waiting", "FailedScheduling")
+	before := unschedulableAttempts(t, metrics, ns)
+	if before < 1 {
+		t.Fatalf("scheduler_schedule_attempts_total{profile=%q,result=\"unschedulable\"} is %v after a FailedScheduling Event, want at least 1", ns, before)
+	}
+	for i := range unrelatedChanges {
+		patch := fmt.Sprintf(`{"metadata":{"labels":{"controller-kit.dev/e2e-unrelated":"%d"}}}`, i)
+		kittest.Kubectl(t, "patch", "node", node, "--type=merge", "-p", patch)
+		time.Sleep(unrelatedPace)
+	}
+	if p, err := cs.CoreV1().Pods(ns).Get(context.Background(), "waiting", metav1.GetOptions{}); err != nil || p.Spec.NodeName != "" {
+		t.Fatalf("Pod waiting: %v, bound to %q; want it still Pending (no node has its zone)", err, p.Spec.NodeName)
+	}
+	// One more try is allowed: it is not the events' doing when it falls on
+	// the queue's periodic flush or a move of the Pod already under way.
+	again := unschedulableAttempts(t, metrics, ns) - before
+	t.Logf("the scheduler tried the Pod %v times before the node changes and %v more times during them", before, again)
+	if again > 1 {
+		t.Errorf("the scheduler tried the Pending Pod %v more times while %d changes to a label other than %s were made to node %s; want at most 1: a node change that leaves the zone as it was cannot make the Pod fit",
+			again, unrelatedChanges, zoneLabel, node)
+	}
+}
+
 // TestWorkloadSpreadsEvenlyOverTheFittingNodes: the twelve Pods of one
 // ReplicaSet that asks for a zone of four nodes land three on each.
 func TestWorkloadSpreadsEvenlyOverTheFittingNodes(t *testing.T) {

@@ -7,13 +7,17 @@
 //	kit-component --name controller-kit-reliability stop kube-apiserver
 //	kit-component --name controller-kit-reliability start kube-apiserver
 //	kit-component --name controller-kit use kube-controller-manager _output/kube-build/bin/kube-controller-manager
+//	kit-component --name controller-kit use kube-apiserver bin/kube-apiserver --flag=--enable-admission-plugins=AlwaysPullImages
 //	kit-component --name controller-kit binary kube-controller-manager
 //	kit-component --name controller-kit args kube-apiserver
 //
-// use checks that the new binary runs (--version) before it stops anything,
-// restarts the component on it and waits until the component's /healthz answers
-// ok; when it does not within --timeout, it puts the old binary back, starts
-// that, and fails. When another process answers the component's port (one of
+// use checks that the new binary runs (--version) and that each --flag is
+// written --name=value before it stops anything, writes the flags into the
+// cluster's configuration (a flag the component has is replaced, a new one
+// added; kwokctl starts it with them from then on), restarts the component on
+// the binary and waits until the component's /healthz answers ok; when it does
+// not within --timeout, it puts the old binary and flags back, starts that, and
+// fails. When another process answers the component's port (one of
 // another cluster, or left from an earlier run), the error names the port and,
 // on Linux, that process (from /proc), and says that a rerun or a cluster of
 // its own is the fix. kwokctl runs each component from a link in the cluster's
@@ -61,15 +65,17 @@ func main() {
 		})
 	}
 	var timeout time.Duration
+	var flags []string
 	use := &cobra.Command{
-		Use:   "use COMPONENT BINARY",
-		Short: "restart one component on another binary and wait until it is healthy (else go back to the old one)",
+		Use:   "use COMPONENT BINARY [--flag=--name=value]...",
+		Short: "restart one component on another binary (and flags) and wait until it is healthy (else go back to the old ones)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return useBinary(cmd.Context(), name, args[0], args[1], timeout)
+			return useBinary(cmd.Context(), name, args[0], args[1], flags, timeout)
 		},
 	}
 	use.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "how long the component may take to answer /healthz ok")
+	use.Flags().StringArrayVar(&flags, "flag", nil, "a flag to set on the component's command line, kept across its restarts: --flag=--name=value replaces its --name, or adds it (repeat for more)")
 	root.AddCommand(use)
 	root.AddCommand(&cobra.Command{
 		Use:   "binary COMPONENT",

@@ -20,12 +20,13 @@ import (
 	"sigs.k8s.io/kwok/pkg/kwokctl/runtime"
 )
 
-// useBinary restarts the component of the cluster on binary and waits up to
+// useBinary restarts the component of the cluster on binary, with flags set on
+// its command line (applyFlags; none: the flags it has), and waits up to
 // timeout for its /healthz to answer ok. Nothing is stopped before binary has
-// shown that it runs (`binary --version`); a component that does not become
-// healthy is put back on the binary it had and started again, and the error
-// says where its log is.
-func useBinary(ctx context.Context, cluster, component, binary string, timeout time.Duration) error {
+// shown that it runs (`binary --version`) and the flags are well formed; a
+// component that does not become healthy is put back on the binary and the
+// flags it had and started again, and the error says where its log is.
+func useBinary(ctx context.Context, cluster, component, binary string, flags []string, timeout time.Duration) error {
 	binary, err := filepath.Abs(binary)
 	if err != nil {
 		return err
@@ -46,6 +47,13 @@ func useBinary(ctx context.Context, cluster, component, binary string, timeout t
 		return fmt.Errorf("%s runs from %s, which is not the link kwokctl's binary runtime makes: %w", component, link, err)
 	}
 
+	restoreFlags := func() error { return nil }
+	if len(flags) > 0 {
+		if restoreFlags, err = applyFlags(ctx, rt, cluster, component, flags); err != nil {
+			return fmt.Errorf("%s keeps its binary and flags: %w", component, err)
+		}
+	}
+
 	start := time.Now()
 	fmt.Printf("%s: restarting %s on %s (%s)\n", cluster, component, binary, version)
 	if err := swapTo(ctx, rt, cluster, c, link, binary); err != nil {
@@ -54,6 +62,13 @@ func useBinary(ctx context.Context, cluster, component, binary string, timeout t
 	if err := waitHealthy(ctx, cluster, c, timeout); err != nil {
 		log := filepath.Join(config.ClustersDir, cluster, "logs", component+".log")
 		fmt.Fprintf(os.Stderr, "%s: %s on %s is not healthy (%v); going back to %s\n", cluster, component, binary, err, old)
+		if len(flags) > 0 {
+			fmt.Fprintf(os.Stderr, "%s: and to the flags it had\n", cluster)
+		}
+		if backErr := restoreFlags(); backErr != nil {
+			return fmt.Errorf("%s on %s never became healthy (%v), and its flags could not be put back: %w; its log: %s",
+				component, binary, err, backErr, log)
+		}
 		if backErr := swapTo(ctx, rt, cluster, c, link, old); backErr != nil {
 			return fmt.Errorf("%s on %s never became healthy (%v), and going back to %s failed too: %w; its log: %s",
 				component, binary, err, old, backErr, log)
@@ -62,8 +77,12 @@ func useBinary(ctx context.Context, cluster, component, binary string, timeout t
 			return fmt.Errorf("%s on %s never became healthy (%v); back on %s, it is not healthy either (%v); its log: %s",
 				component, binary, err, old, backErr, log)
 		}
+		again := old
+		if len(flags) > 0 {
+			again += " with the flags it had"
+		}
 		return fmt.Errorf("%s on %s never became healthy within %s (%v), so it runs %s again; read why in %s",
-			component, binary, timeout, err, old, log)
+			component, binary, timeout, err, again, log)
 	}
 	fmt.Printf("%s: %s is healthy on %s after %.1f s\n", cluster, component, binary, time.Since(start).Seconds())
 	return nil

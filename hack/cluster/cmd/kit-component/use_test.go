@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,34 @@ func TestPortStillHeldAfterTheStopNamesTheProcessAndBothFixes(t *testing.T) {
 	for _, w := range want {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("the error does not say %q:\n%v", w, err)
+		}
+	}
+}
+
+func TestSetFlagsReplacesByNameAndAddsTheRest(t *testing.T) {
+	args := []string{"--etcd-prefix=/registry", "--enable-admission-plugins=OwnerReferencesPermissionEnforcement", "--v=2"}
+	got, err := setFlags(args, []string{"--enable-admission-plugins=OwnerReferencesPermissionEnforcement,FooPolicy", "--audit-log-maxsize=10", "--profiling"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"--etcd-prefix=/registry", "--enable-admission-plugins=OwnerReferencesPermissionEnforcement,FooPolicy", "--v=2", "--audit-log-maxsize=10", "--profiling"}
+	if !slices.Equal(got, want) {
+		t.Errorf("setFlags = %q, want %q", got, want)
+	}
+	if args[1] != "--enable-admission-plugins=OwnerReferencesPermissionEnforcement" {
+		t.Errorf("setFlags changed its input: %q", args)
+	}
+}
+
+func TestSetFlagsNamesAFlagWrittenWrongAndTheForm(t *testing.T) {
+	for _, bad := range []string{"enable-admission-plugins=X", "-v=4", "--=x", "--enable admission=X"} {
+		_, err := setFlags(nil, []string{bad})
+		if err == nil {
+			t.Errorf("setFlags(%q) = nil error, want one naming it", bad)
+			continue
+		}
+		if !strings.Contains(err.Error(), fmt.Sprintf("%q", bad)) || !strings.Contains(err.Error(), "--name=value") {
+			t.Errorf("setFlags(%q) error %q: want the flag quoted and the form --name=value", bad, err)
 		}
 	}
 }
