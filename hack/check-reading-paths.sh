@@ -16,7 +16,7 @@
 # repository's OWNERS_ALIASES) to k8s.io/kubernetes;
 # staging/src/k8s.io/NAME/ to the published module k8s.io/NAME (the same files);
 # sigs.k8s.io/controller-runtime/ to controller-runtime; and a path that starts with the
-# path of a module lesson 7 reads (the CSI sidecars and their libraries, csi_modules below,
+# path of a module lesson 7 reads (the CSI sidecars and their libraries, csi_pinned_by below,
 # and the CSI spec) to that module. Versions come from the kit's pins
 # (hack/controlplane/go.mod, kubebuilder-guestbook/go.mod, hack/csi/go.mod for the sidecars,
 # csi-driver-example/go.mod for the spec), read with `go list -m`; the page must name the
