@@ -80,7 +80,7 @@ func debugScript(t *testing.T, port string, args ...string) (string, error) {
 // Deployment rolls out.
 func TestExerciseDebugKeyScriptStopsAtTheNamedDeployment(t *testing.T) {
 	kittest.Exercise(t, "debug-key")
-	requireCopy(t)
+	kittest.RequireKubeCopy(t, copyDir)
 	script := filepath.Join(copyDir, debugKeyScript)
 	if _, err := os.Stat(script); err != nil {
 		t.Fatalf("no script of delve commands at %s (%v): write it there, in your copy", script, err)

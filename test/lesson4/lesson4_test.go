@@ -18,7 +18,6 @@ package lesson4
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -75,28 +74,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// kubeSrc runs hack/kube-src.sh with args for the cluster $KUBECONFIG reaches
-// and the copy in dir (its builds beside it), and returns its output.
-func kubeSrc(dir string, env []string, args ...string) (string, error) {
-	info, err := kittest.CurrentClusterInfo()
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.Command(filepath.Join(kittest.RepoRoot(), "hack", "kube-src.sh"), args...)
-	cmd.Env = append(os.Environ(), append(env,
-		kittest.ClusterEnv+"="+info.Name,
-		"KUBE_SRC="+dir,
-		"KUBE_BUILD="+filepath.Join(filepath.Dir(dir), "kube-build"),
-	)...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	if err != nil {
-		return out.String(), fmt.Errorf("hack/kube-src.sh %s: %w\n%s", strings.Join(args, " "), err, out.String())
-	}
-	return out.String(), nil
-}
-
 // setup picks the copy under check and, for a solution or the pristine source,
 // makes one and runs its kube-controller-manager (or the pinned one).
 func setup() error {
@@ -111,7 +88,7 @@ func setup() error {
 	}
 	scratch = tmp
 	copyDir = filepath.Join(tmp, "kubernetes")
-	if _, err := kubeSrc(copyDir, nil, "src"); err != nil {
+	if _, err := kittest.KubeSrc(copyDir, nil, "src"); err != nil {
 		return err
 	}
 	want := filepath.Join(kittest.RepoRoot(), "bin", component)
@@ -120,12 +97,12 @@ func setup() error {
 		if out, err := apply.CombinedOutput(); err != nil {
 			return fmt.Errorf("%s does not apply to a fresh copy of the source (%v): %s", solution, err, out)
 		}
-		if _, err := kubeSrc(copyDir, nil, "build", component); err != nil {
+		if _, err := kittest.KubeSrc(copyDir, nil, "build", component); err != nil {
 			return err
 		}
 		want = filepath.Join(tmp, "kube-build", "bin", component)
 	}
-	out, err := kubeSrc(copyDir, nil, "running", component)
+	out, err := kittest.KubeSrc(copyDir, nil, "running", component)
 	if err != nil {
 		return err
 	}
@@ -133,34 +110,26 @@ func setup() error {
 	if before == want {
 		return nil
 	}
-	if _, err := kubeSrc(copyDir, nil, "use", component, want); err != nil {
+	if _, err := kittest.KubeSrc(copyDir, nil, "use", component, want); err != nil {
 		return err
 	}
 	restore = func() error {
-		_, err := kubeSrc(copyDir, nil, "use", component, before)
+		_, err := kittest.KubeSrc(copyDir, nil, "use", component, before)
 		return err
 	}
 	return nil
 }
 
-// requireCopy fails the test when there is no copy to check.
-func requireCopy(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(copyDir, ".git")); err != nil {
-		t.Fatalf("there is no copy of Kubernetes' source at %s: make kube-src makes one", copyDir)
-	}
-}
-
 func TestExerciseScaleToZeroChangeIsInTheCopy(t *testing.T) {
 	kittest.Exercise(t, "scale-to-zero")
-	requireCopy(t)
+	kittest.RequireKubeCopy(t, copyDir)
 	// Every change since the pinned version, committed or not, new files included.
 	out, err := exec.Command("git", "-C", copyDir, "status", "--porcelain", "--untracked-files=all").Output()
 	if err != nil {
 		t.Fatalf("git status in %s: %v", copyDir, err)
 	}
 	changed := string(out)
-	if committed, err := exec.Command("git", "-C", copyDir, "diff", "--name-only", "HEAD", "refs/tags/"+pinnedVersion(t)).Output(); err == nil {
+	if committed, err := exec.Command("git", "-C", copyDir, "diff", "--name-only", "HEAD", "refs/tags/"+kittest.KubeCopyVersion(t, copyDir)).Output(); err == nil {
 		changed += string(committed)
 	}
 	var code, test bool
@@ -183,15 +152,6 @@ func TestExerciseScaleToZeroChangeIsInTheCopy(t *testing.T) {
 	}
 }
 
-// pinnedVersion returns the tag of the copy's first commit: the pinned version.
-func pinnedVersion(t *testing.T) string {
-	out, err := exec.Command("git", "-C", copyDir, "tag", "--list", "v*").Output()
-	if err != nil || len(strings.Fields(string(out))) == 0 {
-		t.Fatalf("the copy at %s has no version tag; make kube-src-reset makes a new one", copyDir)
-	}
-	return strings.Fields(string(out))[0]
-}
-
 // testEvent is one line of go test -json.
 type testEvent struct {
 	Action, Test, Output string
@@ -199,8 +159,8 @@ type testEvent struct {
 
 func TestExerciseScaleToZeroUnitTestPasses(t *testing.T) {
 	kittest.Exercise(t, "scale-to-zero")
-	requireCopy(t)
-	out, runErr := kubeSrc(copyDir, []string{"RUN=^TestScaleToZero", "ARGS=-json"}, "test", "./pkg/controller/deployment/")
+	kittest.RequireKubeCopy(t, copyDir)
+	out, runErr := kittest.KubeSrc(copyDir, []string{"RUN=^TestScaleToZero", "ARGS=-json"}, "test", "./pkg/controller/deployment/")
 	passed, failed := []string{}, []string{}
 	var output strings.Builder
 	scanner := bufio.NewScanner(strings.NewReader(out))

@@ -3,7 +3,6 @@
 package lesson6
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -71,27 +70,6 @@ func selected(exercise string) bool {
 	return slices.Contains(strings.Split(os.Getenv(kittest.ExerciseEnv), ","), exercise)
 }
 
-// kubeSrc runs hack/kube-src.sh with args for the cluster $KUBECONFIG reaches
-// and the copy in dir (its builds beside it), and returns its output.
-func kubeSrc(dir string, env []string, args ...string) (string, error) {
-	info, err := kittest.CurrentClusterInfo()
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.Command(filepath.Join(kittest.RepoRoot(), "hack", "kube-src.sh"), args...)
-	cmd.Env = append(os.Environ(), append(env,
-		kittest.ClusterEnv+"="+info.Name,
-		"KUBE_SRC="+dir,
-		"KUBE_BUILD="+filepath.Join(filepath.Dir(dir), "kube-build"),
-	)...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("hack/kube-src.sh %s: %w\n%s", strings.Join(args, " "), err, out.String())
-	}
-	return out.String(), nil
-}
-
 // setupAdmission picks the copy under check and, for a solution or the
 // pristine source, makes one and runs its kube-apiserver (or the pinned one),
 // with the plugin turned on for a solution and off for the pristine source.
@@ -107,7 +85,7 @@ func setupAdmission() error {
 	}
 	scratch = tmp
 	copyDir = filepath.Join(tmp, "kubernetes")
-	if _, err := kubeSrc(copyDir, nil, "src"); err != nil {
+	if _, err := kittest.KubeSrc(copyDir, nil, "src"); err != nil {
 		return err
 	}
 	// The pinned build, which bin/ always holds (hack/kube-src.sh builds elsewhere).
@@ -117,17 +95,17 @@ func setupAdmission() error {
 		if out, err := apply.CombinedOutput(); err != nil {
 			return fmt.Errorf("%s does not apply to a fresh copy of the source (%v): %s", solution, err, out)
 		}
-		if _, err := kubeSrc(copyDir, nil, "build", apiserver); err != nil {
+		if _, err := kittest.KubeSrc(copyDir, nil, "build", apiserver); err != nil {
 			return err
 		}
 		want = filepath.Join(tmp, "kube-build", "bin", apiserver)
 	}
-	out, err := kubeSrc(copyDir, nil, "running", apiserver)
+	out, err := kittest.KubeSrc(copyDir, nil, "running", apiserver)
 	if err != nil {
 		return err
 	}
 	before := strings.TrimSpace(out)
-	if out, err = kubeSrc(copyDir, nil, "args", apiserver); err != nil {
+	if out, err = kittest.KubeSrc(copyDir, nil, "args", apiserver); err != nil {
 		return err
 	}
 	beforeFlag := pluginsFlag
@@ -152,22 +130,14 @@ func setupAdmission() error {
 	if before == want && beforeFlag == wantFlag {
 		return nil
 	}
-	if _, err := kubeSrc(copyDir, []string{"FLAGS=" + wantFlag}, "use", apiserver, want); err != nil {
+	if _, err := kittest.KubeSrc(copyDir, []string{"FLAGS=" + wantFlag}, "use", apiserver, want); err != nil {
 		return err
 	}
 	restore = func() error {
-		_, err := kubeSrc(copyDir, []string{"FLAGS=" + beforeFlag}, "use", apiserver, before)
+		_, err := kittest.KubeSrc(copyDir, []string{"FLAGS=" + beforeFlag}, "use", apiserver, before)
 		return err
 	}
 	return nil
-}
-
-// requireCopy fails the test when there is no copy to check.
-func requireCopy(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(copyDir, ".git")); err != nil {
-		t.Fatalf("there is no copy of Kubernetes' source at %s: make kube-src makes one", copyDir)
-	}
 }
 
 // gitCopy runs git in the copy and returns its output.
@@ -180,20 +150,10 @@ func gitCopy(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// pinnedVersion returns the tag of the copy's first commit: the pinned version.
-func pinnedVersion(t *testing.T) string {
-	t.Helper()
-	tags := strings.Fields(gitCopy(t, "tag", "--list", "v*"))
-	if len(tags) == 0 {
-		t.Fatalf("the copy at %s has no version tag; make kube-src-reset makes a new one", copyDir)
-	}
-	return tags[0]
-}
-
 func TestExerciseAdmissionPluginIsInTheCopy(t *testing.T) {
 	kittest.Exercise(t, admission)
-	requireCopy(t)
-	version := pinnedVersion(t)
+	kittest.RequireKubeCopy(t, copyDir)
+	version := kittest.KubeCopyVersion(t, copyDir)
 	// The files added since the pinned version, committed or not, and those git
 	// does not track yet.
 	added := strings.Fields(gitCopy(t, "diff", "--name-only", "--diff-filter=A", version))
@@ -235,7 +195,7 @@ func TestExerciseAdmissionPluginIsInTheCopy(t *testing.T) {
 
 func TestExerciseAdmissionRunningAPIServerRefusesTheFoo(t *testing.T) {
 	kittest.Exercise(t, admission)
-	requireCopy(t)
+	kittest.RequireKubeCopy(t, copyDir)
 	installFooCRD(t)
 	cs := kittest.Clientset(t)
 	client, err := dynamic.NewForConfig(kittest.Config(t))
