@@ -69,12 +69,12 @@ func useBinary(ctx context.Context, cluster, component, binary string, flags []s
 			fmt.Fprintf(os.Stderr, "%s: cannot keep %s (%v); the old binary's start overwrites it\n", cluster, log, keepErr)
 		}
 		fmt.Fprintf(os.Stderr, "%s: %s on %s is not healthy (%v); going back to %s\n", cluster, component, binary, err, old)
+		if len(flags) > 0 {
+			fmt.Fprintf(os.Stderr, "%s: and to the flags it had\n", cluster)
+		}
 		// A component that refuses its flags says why in its last lines.
 		if tail := lastLines(log, 3); tail != "" {
 			fmt.Fprintf(os.Stderr, "%s: the last lines of its log:\n%s\n", cluster, tail)
-		}
-		if len(flags) > 0 {
-			fmt.Fprintf(os.Stderr, "%s: and to the flags it had\n", cluster)
 		}
 		if backErr := restoreFlags(); backErr != nil {
 			return fmt.Errorf("%s on %s never became healthy (%v), and its flags could not be put back: %w; its log: %s",
@@ -192,10 +192,11 @@ func waitPortFree(cluster string, c internalversion.Component, timeout time.Dura
 
 // waitHealthy polls the component's /healthz on the host and with the client
 // certificate kwokctl gives its metrics endpoint, until it answers 200 ok, its
-// process has exited, or timeout passes; the error is the last answer seen. An answer from another
-// process on the component's port (plain HTTP where the component serves HTTPS,
-// or, at the timeout, a listener that is not the component's process) ends the
-// wait with an error that says so (portTaken).
+// process has exited (exitedError), or timeout passes; the error is the last
+// answer seen. An answer from another process on the component's port (plain
+// HTTP where the component serves HTTPS, or, at the timeout, a listener that is
+// not the component's process) ends the wait with an error that says so
+// (portTaken).
 func waitHealthy(ctx context.Context, cluster string, c internalversion.Component, timeout time.Duration) error {
 	m := c.Metric
 	if m == nil || m.Host == "" {
