@@ -55,3 +55,52 @@ func KubeCopyVersion(t testing.TB, dir string) string {
 	}
 	return strings.Fields(string(out))[0]
 }
+
+// KubeCopy is the copy of Kubernetes' source a suite of lesson 4 or 6 checks
+// (PrepareKubeCopy), and the build of its component to run in the cluster.
+type KubeCopy struct {
+	// Dir is the copy: the learner's, _output/kubernetes, or a fresh one.
+	Dir string
+	// Binary is the component's build to run in the cluster for the checks:
+	// the solution's build, or the pinned one of bin/ for the pristine
+	// source; "" when the cluster is checked as it runs (the learner's copy).
+	Binary string
+	// Scratch is the folder of a fresh copy and its build (about 240 MB), for
+	// the suite to remove when it is done; "" when there is none.
+	Scratch string
+}
+
+// PrepareKubeCopy picks the copy make check asks a suite to check, by the
+// environment it sets (env.go): with neither KIT_KUBE_SOLUTION nor
+// KIT_KUBE_PRISTINE, the learner's copy and nothing to run; with a solution
+// patch, a fresh copy in a folder named after prefix, the patch applied and
+// component built from it; with the pristine source, a fresh unchanged copy and
+// the pinned component. The error says which step failed (a patch that does
+// not apply, a build that fails).
+func PrepareKubeCopy(component, prefix string) (KubeCopy, error) {
+	solution, pristine := os.Getenv(KubeSolutionEnv), os.Getenv(KubePristineEnv) == "1"
+	if solution == "" && !pristine {
+		return KubeCopy{Dir: filepath.Join(RepoRoot(), "_output", "kubernetes")}, nil
+	}
+	tmp, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return KubeCopy{}, err
+	}
+	c := KubeCopy{Dir: filepath.Join(tmp, "kubernetes"), Scratch: tmp}
+	if _, err := KubeSrc(c.Dir, nil, "src"); err != nil {
+		return c, err
+	}
+	// The pinned build, which bin/ always holds (hack/kube-src.sh builds elsewhere).
+	c.Binary = filepath.Join(RepoRoot(), "bin", component)
+	if solution != "" {
+		apply := exec.Command("git", "-C", c.Dir, "apply", "--unidiff-zero", solution)
+		if out, err := apply.CombinedOutput(); err != nil {
+			return c, fmt.Errorf("%s does not apply to a fresh copy of the source (%v): %s", solution, err, out)
+		}
+		if _, err := KubeSrc(c.Dir, nil, "build", component); err != nil {
+			return c, err
+		}
+		c.Binary = filepath.Join(tmp, "kube-build", "bin", component)
+	}
+	return c, nil
+}

@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,31 +76,12 @@ func TestMain(m *testing.M) {
 // setup picks the copy under check and, for a solution or the pristine source,
 // makes one and runs its kube-controller-manager (or the pinned one).
 func setup() error {
-	solution, pristine := os.Getenv(kittest.KubeSolutionEnv), os.Getenv(kittest.KubePristineEnv) == "1"
-	if solution == "" && !pristine {
-		copyDir = filepath.Join(kittest.RepoRoot(), "_output", "kubernetes")
-		return nil
-	}
-	tmp, err := os.MkdirTemp("", "kit-lesson4-")
-	if err != nil {
+	c, err := kittest.PrepareKubeCopy(component, "kit-lesson4-")
+	copyDir, scratch = c.Dir, c.Scratch
+	if err != nil || c.Binary == "" {
 		return err
 	}
-	scratch = tmp
-	copyDir = filepath.Join(tmp, "kubernetes")
-	if _, err := kittest.KubeSrc(copyDir, nil, "src"); err != nil {
-		return err
-	}
-	want := filepath.Join(kittest.RepoRoot(), "bin", component)
-	if solution != "" {
-		apply := exec.Command("git", "-C", copyDir, "apply", "--unidiff-zero", solution)
-		if out, err := apply.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s does not apply to a fresh copy of the source (%v): %s", solution, err, out)
-		}
-		if _, err := kittest.KubeSrc(copyDir, nil, "build", component); err != nil {
-			return err
-		}
-		want = filepath.Join(tmp, "kube-build", "bin", component)
-	}
+	want := c.Binary
 	out, err := kittest.KubeSrc(copyDir, nil, "running", component)
 	if err != nil {
 		return err

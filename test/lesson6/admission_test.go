@@ -74,32 +74,12 @@ func selected(exercise string) bool {
 // pristine source, makes one and runs its kube-apiserver (or the pinned one),
 // with the plugin turned on for a solution and off for the pristine source.
 func setupAdmission() error {
-	solution, pristine := os.Getenv(kittest.KubeSolutionEnv), os.Getenv(kittest.KubePristineEnv) == "1"
-	if solution == "" && !pristine {
-		copyDir = filepath.Join(kittest.RepoRoot(), "_output", "kubernetes")
-		return nil
-	}
-	tmp, err := os.MkdirTemp("", "kit-lesson6-")
-	if err != nil {
+	c, err := kittest.PrepareKubeCopy(apiserver, "kit-lesson6-")
+	copyDir, scratch = c.Dir, c.Scratch
+	if err != nil || c.Binary == "" {
 		return err
 	}
-	scratch = tmp
-	copyDir = filepath.Join(tmp, "kubernetes")
-	if _, err := kittest.KubeSrc(copyDir, nil, "src"); err != nil {
-		return err
-	}
-	// The pinned build, which bin/ always holds (hack/kube-src.sh builds elsewhere).
-	want := filepath.Join(kittest.RepoRoot(), "bin", apiserver)
-	if solution != "" {
-		apply := exec.Command("git", "-C", copyDir, "apply", "--unidiff-zero", solution)
-		if out, err := apply.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s does not apply to a fresh copy of the source (%v): %s", solution, err, out)
-		}
-		if _, err := kittest.KubeSrc(copyDir, nil, "build", apiserver); err != nil {
-			return err
-		}
-		want = filepath.Join(tmp, "kube-build", "bin", apiserver)
-	}
+	want := c.Binary
 	out, err := kittest.KubeSrc(copyDir, nil, "running", apiserver)
 	if err != nil {
 		return err
@@ -123,7 +103,7 @@ func setupAdmission() error {
 			plugins = append(plugins, p)
 		}
 	}
-	if solution != "" {
+	if os.Getenv(kittest.KubeSolutionEnv) != "" {
 		plugins = append(plugins, referencePlugin)
 	}
 	wantFlag := pluginsFlag + strings.Join(plugins, ",")
