@@ -14,6 +14,8 @@
 #   dlv      delve, the debugger (lesson 4): not in all, built on first use
 #   etcdctl  etcd's client, from the same module and release as etcd (lesson 6 reads the
 #            local cluster's etcd with it): not in all, built on first use
+#   sample-apiserver  k8s.io/sample-apiserver, an aggregated API server (lesson 6's make
+#            run-aggregated), from the control plane's module: not in all, built on first use
 #   kubebuilder  the kubebuilder CLI (make new-controller FROM=kubebuilder-guestbook):
 #            not in all, built on first use
 #   csi      lesson 7's CSI programs, from their own build module (hack/csi): the sidecars
@@ -42,6 +44,7 @@ module_of() {
 	case "$1" in
 	etcd) echo "etcd go.etcd.io/etcd/server/v3" ;;
 	etcdctl) echo "etcd go.etcd.io/etcd/etcdctl/v3" ;;
+	sample-apiserver) echo "controlplane k8s.io/sample-apiserver" ;;
 	kwok | kwokctl) echo "cluster sigs.k8s.io/kwok/cmd/$1" ;;
 	kind) echo "cluster sigs.k8s.io/kind" ;;
 	kit-component | kit-standin) echo "cluster github.com/controller-kit/controller-kit/hack/cluster/cmd/$1" ;;
@@ -117,7 +120,7 @@ main() {
 	for arg in "$@"; do
 		for name in $(expand "$arg"); do
 			if ! module_of "$name" >/dev/null; then
-				kit_die "unknown binary '$name'; known: $(expand all) dlv etcdctl kubebuilder $(expand kind-node) $(expand csi)"
+				kit_die "unknown binary '$name'; known: $(expand all) dlv etcdctl sample-apiserver kubebuilder $(expand kind-node) $(expand csi)"
 			fi
 			want+=("$name")
 		done
