@@ -139,8 +139,9 @@ check_port() {
 	[ "$PORT" -ge 1024 ] && [ "$PORT" -le 65535 ] || kit_die "PORT=$PORT is outside 1024-65535; choose one such as PORT=2346"
 }
 
-# listening PORT succeeds when something accepts connections on 127.0.0.1:PORT.
-listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# listening PORT succeeds when something accepts connections on 127.0.0.1:PORT
+# (lib.sh's kit_listening).
+listening() { kit_listening "$1"; }
 
 # require_port_free fails when 127.0.0.1:PORT is taken, naming what holds it.
 require_port_free() {
@@ -346,18 +347,6 @@ EOF
 	attach_help "$name" "$src"
 }
 
-# free_port prints a port on 127.0.0.1 that nothing listens on.
-free_port() {
-	local p
-	for p in $(shuf -i 20000-32000 -n 100); do
-		if ! listening "$p"; then
-			echo "$p"
-			return
-		fi
-	done
-	kit_die "found no free port on 127.0.0.1 in 20000-32000"
-}
-
 # stop_replica STATE stops the replica STATE describes: delve (its pid), then
 # what it debugged, which the watchdog would kill too; and waits until the
 # watchdog, the one other process whose command line names the debug build, has
@@ -397,7 +386,7 @@ cmd_debug_replica() {
 	mkdir -p "$DEBUG_DIR"
 	# shellcheck disable=SC2086 # one package pattern per word
 	"$KIT_ROOT/hack/kube-src.sh" debug-build "$name" "$binary" $pkgs
-	serve=$(free_port)
+	serve=$(kit_free_port)
 	# The cluster's own flags, but for where it listens and where it audits.
 	local args=() arg
 	while IFS= read -r arg; do

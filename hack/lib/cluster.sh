@@ -40,6 +40,23 @@ kit_kill_tree() {
 	kill -TERM "$1" 2>/dev/null || true
 }
 
+# kit_listening PORT succeeds when something accepts connections on 127.0.0.1:PORT.
+kit_listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# kit_free_port prints a port on 127.0.0.1 that nothing listens on (for a process
+# the kit starts beside the cluster: make debug's replica, make run-aggregated's
+# server).
+kit_free_port() {
+	local p
+	for p in $(shuf -i 20000-32000 -n 100); do
+		if ! kit_listening "$p"; then
+			echo "$p"
+			return
+		fi
+	done
+	kit_die "found no free port on 127.0.0.1 in 20000-32000"
+}
+
 # kit_listed NAME COMMAND... succeeds when COMMAND (such as `kwokctl get clusters`)
 # prints NAME as a line of its own. It reads all of the output before searching
 # it: under pipefail, `COMMAND | grep -q` fails now and then even on a match,
