@@ -86,6 +86,7 @@ mkdir -p "$KIT_OUT"
 config="$KIT_OUT/kwokctl-$KIT_CLUSTER.yaml"
 create_log="$KIT_OUT/kwokctl-create-$KIT_CLUSTER.log"
 sed -e "s|@BIN@|$KIT_BIN|g" -e "s|@HACK@|$KIT_ROOT/hack/cluster|g" -e "s|@KUBE_VERSION@|$kube_version|g" \
+	-e "s|@PKI@|$KWOK_WORKDIR/clusters/$KIT_CLUSTER/pki|g" \
 	"$KIT_ROOT/hack/cluster/kwokctl.yaml" >"$config"
 
 # kwokctl picks each component's port as one that is free when it looks, so two
