@@ -179,6 +179,7 @@ check_tables "$doc" Concepts
 check_tables "$lesson0" ""
 check_tables "$lesson4" "4. Upstream's own unit test"
 check_tables "$lesson6" "2. The request's path"
+check_tables "$lesson6" "11. An aggregated API server"
 check_tables "$lesson7" "5. csi-provisioner, from main to CreateVolume"
 check_tables "$lesson7" "6. The other side: kube-controller-manager"
 

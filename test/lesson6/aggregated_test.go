@@ -1,0 +1,235 @@
+//go:build e2e
+
+package lesson6
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/controller-kit/controller-kit/test/kittest"
+)
+
+var (
+	// flunders is sample-apiserver's resource, in the version kubectl prefers.
+	flunders = schema.GroupVersionResource{Group: "wardle.example.com", Version: "v1beta1", Resource: "flunders"}
+	// apiServices is what make run-aggregated registers and deletes when it
+	// stops (hack/cluster/sample-apiserver-apiservices.yaml).
+	apiServices  = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+	apiService   = "v1beta1.wardle.example.com"
+	flunderGroup = "wardle.example.com"
+)
+
+// TestAggregatedServerServesFlunders runs make run-aggregated's body
+// (hack/run-aggregated.sh), as lesson 6 section 11 does: once its APIService is
+// Available, a user whose RBAC allows listing Flunders lists one through the
+// cluster's kube-apiserver, and the aggregated server's own audit log names
+// that user, not the front proxy's (kube-apiserver's --requestheader-* flags,
+// hack/cluster/kwokctl.yaml). SIGTERM then stops it with exit status 0, its
+// APIServices deleted, so that discovery no longer lists the group. (The script
+// stops so on Ctrl-C's SIGINT too, but a shell cannot trap a signal that was
+// ignored when it started, and the test binary may run with SIGINT ignored, as
+// under make check: so the test sends the other signal the script traps.)
+func TestAggregatedServerServesFlunders(t *testing.T) {
+	t.Parallel()
+	info, err := kittest.CurrentClusterInfo()
+	if err != nil {
+		t.Fatalf("make run-aggregated runs beside the local cluster: %v", err)
+	}
+	root := kittest.RepoRoot()
+	// The first build takes a minute or more: not a wait bounded by the deadline.
+	if out, err := exec.Command(filepath.Join(root, "hack", "build-bins.sh"), "sample-apiserver").CombinedOutput(); err != nil {
+		t.Fatalf("hack/build-bins.sh sample-apiserver: %v\n%s", err, out)
+	}
+
+	dir := filepath.Join(root, "_output", "aggregated", info.Name)
+	stateFile := filepath.Join(dir, "run.env")
+	var output bytes.Buffer
+	run := exec.Command(filepath.Join(root, "hack", "run-aggregated.sh"))
+	run.Env = append(os.Environ(), "KIT_CLUSTER="+info.Name)
+	run.Stdout, run.Stderr = &output, &output
+	if err := run.Start(); err != nil {
+		t.Fatalf("starting hack/run-aggregated.sh: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- run.Wait() }()
+	stopped := false
+	// stop sends SIGTERM and returns the script's exit error.
+	stop := func() error {
+		stopped = true
+		_ = run.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(time.Minute):
+			_ = run.Process.Kill()
+			return errors.New("still running a minute after SIGTERM; killed")
+		}
+	}
+	t.Cleanup(func() {
+		if !stopped {
+			_ = stop()
+		}
+		if t.Failed() {
+			t.Logf("hack/run-aggregated.sh's output:\n%s", output.String())
+		}
+	})
+
+	client, err := dynamic.NewForConfig(kittest.Config(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kittest.Eventually(t, deadline, "the APIService "+apiService+" to be Available (make run-aggregated registers it once sample-apiserver answers)",
+		func(ctx context.Context) (bool, error) {
+			select {
+			case err := <-exited:
+				stopped = true
+				t.Fatalf("hack/run-aggregated.sh exited before its APIService was Available: %v", err)
+			default:
+			}
+			obj, err := client.Resource(apiServices).Get(ctx, apiService, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			// This run's APIService, not one an earlier, killed run left: it
+			// names the port the script's state file (run.env) gives its server.
+			ours, err := scriptsPort(stateFile, run.Process.Pid)
+			if err != nil {
+				return false, err
+			}
+			if port, _, _ := unstructured.NestedInt64(obj.Object, "spec", "service", "port"); port != ours {
+				return false, fmt.Errorf("the APIService names port %d, not %d, the port of this run's server", port, ours)
+			}
+			conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+			for _, c := range conditions {
+				if m, ok := c.(map[string]any); ok && m["type"] == "Available" && m["status"] != "True" {
+					return false, fmt.Errorf("Available is %v: %v", m["status"], m["message"])
+				} else if ok && m["type"] == "Available" {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+
+	cs := kittest.Clientset(t)
+	ns := kittest.Namespace(t, cs, "lesson6-aggregated")
+	flunder := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": flunders.GroupVersion().String(), "kind": "Flunder",
+		"metadata": map[string]any{"name": "listed"},
+	}}
+	if _, err := client.Resource(flunders).Namespace(ns).Create(context.Background(), flunder, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating a Flunder through kube-apiserver: %v", err)
+	}
+	// A user of the test's own, allowed to list Flunders in its namespace.
+	const reader = "lesson6-flunder-reader"
+	if _, err := cs.RbacV1().Roles(ns).Create(context.Background(), &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "flunder-reader"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{flunderGroup}, Resources: []string{"flunders"}, Verbs: []string{"list"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().RoleBindings(ns).Create(context.Background(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "flunder-reader"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "flunder-reader"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: reader}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	asReader := rest.CopyConfig(kittest.Config(t))
+	asReader.Impersonate = rest.ImpersonationConfig{UserName: reader}
+	readerClient, err := dynamic.NewForConfig(asReader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kittest.Eventually(t, deadline, "user "+reader+" to list the Flunder through kube-apiserver", func(ctx context.Context) (bool, error) {
+		list, err := readerClient.Resource(flunders).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		if len(list.Items) != 1 || list.Items[0].GetName() != "listed" {
+			return false, errors.New("the list does not hold the one Flunder, listed")
+		}
+		return true, nil
+	})
+
+	// The aggregated server's audit log (make run-aggregated's file) says whom
+	// it served the list to.
+	audit := filepath.Join(dir, "audit.log")
+	var seen []string
+	kittest.Eventually(t, deadline, "the aggregated server's audit log ("+audit+") to record the list of Flunders in "+ns, func(context.Context) (bool, error) {
+		entries, err := kittest.ReadAuditLog(audit)
+		if err != nil {
+			return false, err
+		}
+		seen = seen[:0]
+		for _, e := range entries {
+			if e.Verb == "list" && e.Resource == "flunders" && e.Namespace == ns && e.Code == 200 {
+				seen = append(seen, e.User)
+			}
+		}
+		return len(seen) > 0, nil
+	})
+	if !slices.Contains(seen, reader) {
+		t.Errorf("the aggregated server served the list of Flunders to %s, not to %s, the user who asked: it did not take the user from the front proxy's X-Remote-User header. Is kube-apiserver run with --requestheader-client-ca-file and --requestheader-allowed-names (make kube-args WHAT=kube-apiserver; hack/cluster/kwokctl.yaml)?",
+			strings.Join(seen, ", "), reader)
+	}
+
+	// Deleted while its server runs: once the APIService is gone, deleting the
+	// namespace would leave it in etcd, since no API serves it any more.
+	if err := client.Resource(flunders).Namespace(ns).Delete(context.Background(), "listed", metav1.DeleteOptions{}); err != nil {
+		t.Errorf("deleting the Flunder: %v", err)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("hack/run-aggregated.sh after SIGTERM: %v; want exit status 0", err)
+	}
+	if _, err := client.Resource(apiServices).Get(context.Background(), apiService, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the APIService %s after make run-aggregated stopped: %v; want it deleted (NotFound), so that discovery does not name a group nobody serves", apiService, err)
+	}
+	groups, err := cs.Discovery().ServerGroups()
+	if err != nil {
+		t.Fatalf("discovery after make run-aggregated stopped: %v", err)
+	}
+	for _, g := range groups.Groups {
+		if g.Name == flunderGroup {
+			t.Errorf("discovery still lists the group %s after make run-aggregated stopped", flunderGroup)
+		}
+	}
+}
+
+// scriptsPort reads make run-aggregated's state file (PID, SCRIPT, PORT, one
+// NAME=value a line) and returns the port of its server, once the file is the
+// one the script with pid script wrote.
+func scriptsPort(path string, script int) (int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	values := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if name, value, ok := strings.Cut(line, "="); ok {
+			values[name] = value
+		}
+	}
+	if values["SCRIPT"] != strconv.Itoa(script) {
+		return 0, fmt.Errorf("%s is not this run's (SCRIPT=%s, want %d)", path, values["SCRIPT"], script)
+	}
+	return strconv.ParseInt(values["PORT"], 10, 64)
+}
