@@ -25,7 +25,8 @@
 # at level Metadata, with the user the server saw), its certificates and state
 # (run.env: PID, the server's; SCRIPT, this script's; PORT). Ctrl-C (SIGINT or
 # SIGTERM) deletes the APIServices first, so that discovery is never left
-# naming a group nobody serves, then stops the server, and exits 0.
+# naming a group nobody serves, then stops the server, and exits 0. A run
+# killed without that cleanup leaves both; the next run removes them first.
 #
 # Exit status: 0 stopped by Ctrl-C; 1 the server failed to start or exited (its
 # log's last lines shown); 2 no local cluster, or one made without the
@@ -152,9 +153,8 @@ setsid "$KIT_BIN/sample-apiserver" \
 pid=$!
 printf 'PID=%s\nSCRIPT=%s\nPORT=%s\n' "$pid" "$$" "$port" >"$state"
 
-# Ready: it answers on its port and has read kube-system/extension-apiserver-
-# authentication (its log says "Caches are synced" for it; the APIService's
-# availability check is the real proof, below).
+# Registered once it listens on its port; the APIServices' Available condition,
+# below, is the proof that it serves.
 for _ in $(seq 120); do
 	alive "$pid" || failed "sample-apiserver exited while it started"
 	if kit_listening "$port"; then break; fi
