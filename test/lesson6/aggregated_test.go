@@ -120,9 +120,10 @@ func TestAggregatedServerServesFlunders(t *testing.T) {
 			}
 			conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 			for _, c := range conditions {
-				if m, ok := c.(map[string]any); ok && m["type"] == "Available" && m["status"] != "True" {
-					return false, fmt.Errorf("Available is %v: %v", m["status"], m["message"])
-				} else if ok && m["type"] == "Available" {
+				if m, _ := c.(map[string]any); m["type"] == "Available" {
+					if m["status"] != "True" {
+						return false, fmt.Errorf("Available is %v: %v", m["status"], m["message"])
+					}
 					return true, nil
 				}
 			}
