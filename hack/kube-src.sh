@@ -198,14 +198,16 @@ swap() {
 	if [ -n "$lease" ]; then holder=$(lease_holder "$lease"); fi
 	# FLAGS (make kube-restart FLAGS=...): each word is a flag kit-component
 	# sets on the component's command line before it starts it.
-	local flags=() flag
+	local flags=() flag rc=0
 	for flag in ${FLAGS:-}; do flags+=("--flag=$flag"); done
-	kit_component use "$name" "$binary" "${flags[@]}"
+	# On failure kit-component has put the old binary back (its error says why).
+	kit_component use "$name" "$binary" "${flags[@]}" || rc=$?
 	if [ "$name" = kube-apiserver ]; then
 		# kube-controller-manager and kube-scheduler exit once they cannot renew
 		# their Lease for 10 s, which a restart of the API server can take on a
 		# busy machine, and kwokctl does not start them again: restart both,
-		# whichever way it went, and wait until each leads again.
+		# whichever way it went (a failed swap restarts kube-apiserver twice),
+		# and wait until each leads again.
 		local c old
 		for c in $KIT_LEADER_COMPONENTS; do
 			old=$(lease_holder "$c")
@@ -214,8 +216,9 @@ swap() {
 			kit_component start "$c" >/dev/null
 			wait_lease "$c" "$old"
 		done
-		return 0
+		return $rc
 	fi
+	[ $rc -eq 0 ] || return $rc
 	[ -n "$lease" ] || return 0
 	wait_lease "$name" "$holder"
 }
