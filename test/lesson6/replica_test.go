@@ -31,9 +31,10 @@ const notCached = 4
 // from the pinned module's debug build, sends it one create and reads the
 // object back through the cluster's own kube-apiserver, then has make undebug
 // remove it and finds nothing of it running. It never builds: with no cached
-// debug build (make debug WHAT=kube-apiserver makes one, minutes the first
-// time) it skips, saying so. It leaves the learner's copy of the source out
-// (the build a learner's copy makes is theirs, and not cached here).
+// debug build (make debug WHAT=kube-apiserver makes one while there is no copy
+// of the source, minutes the first time) it skips, saying so. It leaves the
+// learner's copy of the source out: a build from the copy changes with it, so
+// none is ever cached.
 func TestDebugReplicaServesARequest(t *testing.T) {
 	t.Parallel()
 	info, err := kittest.CurrentClusterInfo()
