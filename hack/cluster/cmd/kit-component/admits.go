@@ -30,7 +30,8 @@ import (
 const probeConfigMap = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"kit-component-probe-","namespace":"kube-system"},"data":{"why":"kit-component use: does kube-apiserver admit a create?"}}`
 
 // probeTries is how many times the dry-run create is sent before its failure
-// counts: a refusal or a panic of a learner's plugin happens every time.
+// counts: a passing failure (a connection reset while the server settles) is
+// not the plugin's, whose refusal or panic comes every time.
 const probeTries = 3
 
 // admissionError is admitsACreate's error: kube-apiserver answers its health
@@ -56,12 +57,12 @@ func admitsACreate(ctx context.Context, c internalversion.Component, log string,
 	base := strings.TrimSuffix(componentURL(c, "/"), "/")
 	deadline := time.Now().Add(timeout)
 	for {
-		resp, err := get(ctx, client, base+"/readyz")
-		if err == nil && resp == http.StatusOK {
+		code, err := get(ctx, client, base+"/readyz")
+		if err == nil && code == http.StatusOK {
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s/readyz answered no ok within %s (last: %d, %v)", base, timeout, resp, err)
+			return fmt.Errorf("%s/readyz answered no ok within %s (last: %d, %v)", base, timeout, code, err)
 		}
 		if err := sleep(ctx, 500*time.Millisecond); err != nil {
 			return err
