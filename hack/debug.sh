@@ -15,7 +15,9 @@
 #   hack/debug.sh names            the names debug takes, their kind and port
 #
 # Exit codes: 0 done; 2 bad input or a failure, said on standard error; 3 (debug)
-# NAME is under the debugger already, in this cluster (where to attach is said).
+# NAME is under the debugger already, in this cluster (where to attach is said);
+# 4 (debug, with KIT_DEBUG_CACHED=1) the debug build is not cached, and
+# KIT_DEBUG_CACHED=1 says not to make it (kube-src.sh debug-build).
 #
 # A component (kube-controller-manager, kube-scheduler) is swapped in the
 # running local cluster, through `kit-component use` as make kube-restart does:
@@ -55,6 +57,11 @@
 # component with SIGKILL to the pid it started (delve's). So `delve` leaves a
 # watchdog beside delve that kills the debugged binary (found by its path,
 # which is this cluster's own) as soon as delve has gone, however it went.
+#
+# The replica's debug build from the pinned module (no copy) is one for every
+# cluster, $KIT_OUT/debug/pinned/kube-apiserver, copied to the cluster's own
+# path when make debug starts it: make test's smoke of lesson 6 runs it when it
+# is cached (KIT_DEBUG_CACHED=1), and never builds it.
 #
 # State: $KIT_OUT/debug/<cluster>/<name>.env (PORT, BINARY the debug build,
 # PREVIOUS the binary the component ran before, SOURCE copy or module, WRAPPER;
@@ -384,8 +391,20 @@ cmd_debug_replica() {
 	local pkgs=${PKGS:-$(default_pkgs "$name")} src serve
 	src=$(source_dir)
 	mkdir -p "$DEBUG_DIR"
-	# shellcheck disable=SC2086 # one package pattern per word
-	"$KIT_ROOT/hack/kube-src.sh" debug-build "$name" "$binary" $pkgs
+	if [ "$src" = "$KUBE_SRC" ]; then
+		# shellcheck disable=SC2086 # one package pattern per word
+		"$KIT_ROOT/hack/kube-src.sh" debug-build "$name" "$binary" $pkgs
+	else
+		# From the pinned module: one build for every cluster, which go build
+		# keeps up to date, copied to this cluster's own path (kill_debuggee
+		# finds a replica by it; a copy never runs twice in two clusters).
+		local pinned="$KIT_OUT/debug/pinned/$name"
+		mkdir -p "$(dirname "$pinned")"
+		# shellcheck disable=SC2086 # one package pattern per word
+		"$KIT_ROOT/hack/kube-src.sh" debug-build "$name" "$pinned" $pkgs
+		cp "$pinned" "$binary.new"
+		mv "$binary.new" "$binary"
+	fi
 	serve=$(kit_free_port)
 	# The cluster's own flags, but for where it listens and where it audits.
 	local args=() arg
@@ -417,9 +436,16 @@ cmd_debug_replica() {
 		echo "LOG=$log"
 		if [ "$src" = "$KUBE_SRC" ]; then echo "SOURCE=copy"; else echo "SOURCE=module"; fi
 	} >"$state"
-	local i
+	local i seen=""
 	for i in $(seq 180); do
 		if ! alive "$pid"; then break; fi
+		# delve outlives the replica it runs (it waits for a client): a replica
+		# that has exited is seen by its binary's process being gone.
+		if [ -n "$(pids_of "$binary")" ]; then
+			seen=1
+		elif [ -n "$seen" ]; then
+			break
+		fi
 		if listening "$PORT" && "$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" --request-timeout=3s get --raw /readyz >/dev/null 2>&1; then
 			kit_log "the replica answers /readyz under delve, $((SECONDS - start)) s after make debug started"
 			echo "delve listening at 127.0.0.1:$PORT"

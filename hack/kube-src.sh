@@ -198,14 +198,16 @@ swap() {
 	if [ -n "$lease" ]; then holder=$(lease_holder "$lease"); fi
 	# FLAGS (make kube-restart FLAGS=...): each word is a flag kit-component
 	# sets on the component's command line before it starts it.
-	local flags=() flag
+	local flags=() flag rc=0
 	for flag in ${FLAGS:-}; do flags+=("--flag=$flag"); done
-	kit_component use "$name" "$binary" "${flags[@]}"
+	# On failure kit-component has put the old binary back (its error says why).
+	kit_component use "$name" "$binary" "${flags[@]}" || rc=$?
 	if [ "$name" = kube-apiserver ]; then
 		# kube-controller-manager and kube-scheduler exit once they cannot renew
 		# their Lease for 10 s, which a restart of the API server can take on a
 		# busy machine, and kwokctl does not start them again: restart both,
-		# whichever way it went, and wait until each leads again.
+		# whichever way it went (a failed swap restarts kube-apiserver twice),
+		# and wait until each leads again.
 		local c old
 		for c in $KIT_LEADER_COMPONENTS; do
 			old=$(lease_holder "$c")
@@ -214,8 +216,9 @@ swap() {
 			kit_component start "$c" >/dev/null
 			wait_lease "$c" "$old"
 		done
-		return 0
+		return $rc
 	fi
+	[ $rc -eq 0 ] || return $rc
 	[ -n "$lease" ] || return 0
 	wait_lease "$name" "$holder"
 }
@@ -294,7 +297,10 @@ debug_patterns() {
 # (so every package it leaves optimised comes from the build cache), and
 # optimisation and inlining off (-N -l) for the packages PATTERN... match, so
 # their variables and lines are all there. From the copy when there is one
-# (its version says +kube-src), else from the pinned module.
+# (its version says +kube-src), else from the pinned module. With
+# KIT_DEBUG_CACHED=1 it builds nothing: it exits 4 unless OUT is a build from
+# the pinned module that is cached (its key, below, is current), as make test's
+# smoke of lesson 6 asks, which must never spend minutes on a build.
 cmd_debug_build() {
 	[ $# -ge 3 ] || kit_die "debug-build NAME OUT PKG..."
 	local name=$1 out=$2
@@ -313,14 +319,33 @@ cmd_debug_build() {
 		ldflags=$(kit_version_ldflags "$KUBE_VERSION")
 		from="the pinned module (no copy: make kube-src makes one)"
 	fi
+	local flags=("${modflag[@]}" -trimpath "${gcflags[@]}" -ldflags "$ldflags" -o "$out")
+	# A build from the pinned module is cached when OUT.key holds the key of
+	# what it was built from: Go's version, the pins (go.mod, go.sum) and the
+	# flags. (The module cache never changes a version's files; a copy's build
+	# has no key, as the copy changes.) Reading it takes no go command, where
+	# go build finding OUT up to date takes seconds.
+	local key=""
+	if [ ${#modflag[@]} -eq 0 ]; then
+		key=$({ go env GOVERSION GOFLAGS; cat "$CONTROLPLANE/go.mod" "$CONTROLPLANE/go.sum"; printf '%s\n' "${flags[@]}"; } | sha256sum | cut -d' ' -f1)
+	fi
+	if [ "${KIT_DEBUG_CACHED:-}" = 1 ]; then
+		if [ -z "$key" ] || [ ! -x "$out" ] || [ "$(cat "$out.key" 2>/dev/null)" != "$key" ]; then
+			echo "kube-src: no cached debug build of $name from the pinned module at $out (KIT_DEBUG_CACHED=1: not building it; make debug WHAT=$name without a copy builds it, minutes the first time)" >&2
+			exit 4
+		fi
+		kit_log "the debug build of $name from the pinned module is cached: $out"
+		return
+	fi
+	rm -f "$out.key"
 	local start=$SECONDS
 	kit_log "building $name for the debugger from $from, optimisation off in:" $patterns
 	if ! kit_with_heartbeat "$name" "the first debug build recompiles those packages and links without -s -w" \
-		env GOWORK=off go build -C "$CONTROLPLANE" "${modflag[@]}" -trimpath "${gcflags[@]}" \
-		-ldflags "$ldflags" -o "$out" "k8s.io/kubernetes/cmd/$name"; then
+		env GOWORK=off go build -C "$CONTROLPLANE" "${flags[@]}" "k8s.io/kubernetes/cmd/$name"; then
 		kit_error "the debug build of $name failed (the Go error is above); the cluster keeps what it runs"
 		exit 1
 	fi
+	[ -z "$key" ] || echo "$key" >"$out.key"
 	kit_log "built $name for the debugger in $((SECONDS - start)) s"
 }
 

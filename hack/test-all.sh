@@ -31,7 +31,8 @@
 #     first check (a Service of type LoadBalancer gets an address, the finalizer
 #     and the events), since no other lesson makes a Service of that type; its
 #     whole suite, stub and solution are make test-lesson5; lesson 6's (etcdctl
-#     reads one key), lesson 7's (its driver and csi-provisioner bind one claim)
+#     reads one key; the debug replica serves one request, from a cached debug
+#     build only), lesson 7's (its driver and csi-provisioner bind one claim)
 #     and lesson 8's (its scheduler binds one Pod), each likewise in full in
 #     make test-lessonN;
 #   - the reliability scenarios (make test-reliability), smaller: the crash

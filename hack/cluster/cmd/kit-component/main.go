@@ -15,9 +15,12 @@
 // written --name=value before it stops anything, writes the flags into the
 // cluster's configuration (a flag the component has is replaced, a new one
 // added; kwokctl starts it with them from then on), restarts the component on
-// the binary and waits until the component's /healthz answers ok; when it does
-// not within --timeout, it puts the old binary and flags back, starts that, and
-// fails. When another process answers the component's port (one of
+// the binary and waits until the component's /healthz answers ok, and for
+// kube-apiserver also /readyz and a server-side dry-run create of a ConfigMap
+// in kube-system, admitted (admits.go says why); when it does not within
+// --timeout, or admission refuses the create or panics on it, it puts the old
+// binary and flags back, starts that, and fails, quoting the refusal, or the
+// panic and the line it happened at from the component's log. When another process answers the component's port (one of
 // another cluster, or left from an earlier run), the error names the port and,
 // on Linux, that process (from /proc), and says that a rerun or a cluster of
 // its own is the fix. kwokctl runs each component from a link in the cluster's

@@ -22,7 +22,8 @@ import (
 
 // useBinary restarts the component of the cluster on binary, with flags set on
 // its command line (applyFlags; none: the flags it has), and waits up to
-// timeout for its /healthz to answer ok. Nothing is stopped before binary has
+// timeout for its /healthz to answer ok (kube-apiserver: and to admit a
+// create, admitsACreate). Nothing is stopped before binary has
 // shown that it runs (`binary --version`) and the flags are well formed; a
 // component that does not become healthy is put back on the binary and the
 // flags it had and started again, and the error says where its log is.
@@ -56,13 +57,24 @@ func useBinary(ctx context.Context, cluster, component, binary string, flags []s
 
 	start := time.Now()
 	fmt.Printf("%s: restarting %s on %s (%s)\n", cluster, component, binary, version)
+	log := filepath.Join(config.ClustersDir, cluster, "logs", component+".log")
 	if err := swapTo(ctx, rt, cluster, c, link, binary); err != nil {
 		return err
 	}
-	if err := waitHealthy(ctx, cluster, c, timeout); err != nil {
+	// Where the new process's lines start in its log (kwokctl appends to it),
+	// for the panic admitsACreate looks for.
+	var logStart int64
+	if info, err := os.Stat(log); err == nil {
+		logStart = info.Size()
+	}
+	err = waitHealthy(ctx, cluster, c, timeout)
+	if err == nil && component == "kube-apiserver" {
+		// See admits.go for why healthy asks more of kube-apiserver.
+		err = admitsACreate(ctx, c, log, logStart, timeout)
+	}
+	if err != nil {
 		// kwokctl starts the old binary on the same log file, which loses the
 		// failed run's reason: keep a copy of it first.
-		log := filepath.Join(config.ClustersDir, cluster, "logs", component+".log")
 		if kept, keepErr := keepLog(log); keepErr == nil {
 			log = kept
 		} else {
@@ -93,7 +105,7 @@ func useBinary(ctx context.Context, cluster, component, binary string, flags []s
 			again += " with the flags it had"
 		}
 		within := " within " + timeout.String()
-		if errors.As(err, new(exitedError)) {
+		if errors.As(err, new(exitedError)) || errors.As(err, new(admissionError)) {
 			within = ""
 		}
 		return fmt.Errorf("%s on %s never became healthy%s (%v), so it runs %s again; read why in %s",
@@ -198,24 +210,13 @@ func waitPortFree(cluster string, c internalversion.Component, timeout time.Dura
 // not the component's process) ends the wait with an error that says so
 // (portTaken).
 func waitHealthy(ctx context.Context, cluster string, c internalversion.Component, timeout time.Duration) error {
+	client, err := componentClient(c)
+	if err != nil {
+		return err
+	}
 	m := c.Metric
-	if m == nil || m.Host == "" {
-		return errors.New("kwokctl records no endpoint for this component, so its health cannot be read")
-	}
-	tlsConfig := &tls.Config{InsecureSkipVerify: m.InsecureSkipVerify} //nolint:gosec // loopback, the cluster's own self-signed serving certificates
-	if m.CertPath != "" && m.KeyPath != "" {
-		cert, err := tls.LoadX509KeyPair(m.CertPath, m.KeyPath)
-		if err != nil {
-			return fmt.Errorf("reading the client certificate kwokctl made: %w", err)
-		}
-		tlsConfig.Certificates = []tls.Certificate{cert}
-	}
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
-	scheme := m.Scheme
-	if scheme == "" {
-		scheme = "https"
-	}
-	url := scheme + "://" + m.Host + "/healthz"
+	url := componentURL(c, "/healthz")
+	scheme, _, _ := strings.Cut(url, ":")
 	deadline := time.Now().Add(timeout)
 	last := errors.New("no answer yet")
 	for time.Now().Before(deadline) {
@@ -253,6 +254,35 @@ func waitHealthy(ctx context.Context, cluster string, c internalversion.Componen
 		}
 	}
 	return last
+}
+
+// componentClient returns an HTTP client for the component's endpoint, with
+// the client certificate kwokctl gives its metrics endpoint (for kube-apiserver,
+// the cluster's admin), each request bounded to 2 s.
+func componentClient(c internalversion.Component) (*http.Client, error) {
+	m := c.Metric
+	if m == nil || m.Host == "" {
+		return nil, errors.New("kwokctl records no endpoint for this component, so its health cannot be read")
+	}
+	tlsConfig := &tls.Config{InsecureSkipVerify: m.InsecureSkipVerify} //nolint:gosec // loopback, the cluster's own self-signed serving certificates
+	if m.CertPath != "" && m.KeyPath != "" {
+		cert, err := tls.LoadX509KeyPair(m.CertPath, m.KeyPath)
+		if err != nil {
+			return nil, fmt.Errorf("reading the client certificate kwokctl made: %w", err)
+		}
+		tlsConfig.Certificates = []tls.Certificate{cert}
+	}
+	return &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}, nil
+}
+
+// componentURL returns the URL of path on the component's endpoint (https
+// unless kwokctl says otherwise).
+func componentURL(c internalversion.Component, path string) string {
+	scheme := c.Metric.Scheme
+	if scheme == "" {
+		scheme = "https"
+	}
+	return scheme + "://" + c.Metric.Host + path
 }
 
 // portTaken is the error for a component whose port another process answers:

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -134,5 +136,92 @@ func TestLastLinesIndentsTheEndOfTheLog(t *testing.T) {
 	}
 	if got := lastLines(filepath.Join(t.TempDir(), "missing.log"), 3); got != "" {
 		t.Errorf("lastLines of a missing file = %q, want \"\"", got)
+	}
+}
+
+// apiServer is a stand-in for kube-apiserver on TLS loopback: /readyz ok, and
+// the dry-run create answered by create.
+func apiServer(t *testing.T, create http.HandlerFunc) internalversion.Component {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
+	mux.HandleFunc("/api/v1/namespaces/kube-system/configmaps", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Query().Get("dryRun") != "All" {
+			t.Errorf("the probe sent %s %s; want a POST with dryRun=All, which stores nothing", r.Method, r.URL)
+		}
+		create(w, r)
+	})
+	server := httptest.NewTLSServer(mux)
+	t.Cleanup(server.Close)
+	return internalversion.Component{Name: "kube-apiserver", Metric: &internalversion.ComponentMetric{Scheme: "https", Host: server.Listener.Addr().String(), InsecureSkipVerify: true}}
+}
+
+// A kube-apiserver whose admission plugin refuses every create answers its
+// health checks; the swap's probe is refused, and its error quotes the refusal.
+func TestAdmitsACreateQuotesAPluginsRefusal(t *testing.T) {
+	c := apiServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"configmaps \"kit-component-probe-x\" is forbidden: FooPolicy refuses every create","reason":"Forbidden","code":403}`)
+	})
+	err := admitsACreate(context.Background(), c, filepath.Join(t.TempDir(), "no.log"), 0, 10*time.Second)
+	var refused admissionError
+	if !errors.As(err, &refused) {
+		t.Fatalf("admitsACreate = %v; want an admissionError", err)
+	}
+	for _, w := range []string{"admits no create", "403", `FooPolicy refuses every create`} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("the error does not say %q:\n%v", w, err)
+		}
+	}
+}
+
+// A kube-apiserver whose plugin panics ends the probe's request without an
+// answer; the error names the panic and the frame it happened in, from the
+// lines the server logged after the swap (offset), not an older panic's.
+func TestAdmitsACreateNamesThePanicFromTheLog(t *testing.T) {
+	c := apiServer(t, func(w http.ResponseWriter, _ *http.Request) { panic(http.ErrAbortHandler) })
+	log := filepath.Join(t.TempDir(), "kube-apiserver.log")
+	old := "E1205 19:00:00.000000 1 timeout.go:121] \"Observed a panic\" panic=<\n\tan older panic\n\tgoroutine 1 [running]:\n\tpanic({0x1?, 0x2?})\n\t\truntime/panic.go:860 +0x13a\n\tk8s.io/old.F()\n\t\tk8s.io/old/f.go:1 +0x1\n >\n"
+	now := "E1205 20:00:00.000000 1 timeout.go:121] \"Observed a panic\" panic=<\n" +
+		"\truntime error: invalid memory address or nil pointer dereference\n" +
+		"\tgoroutine 4613 [running]:\n" +
+		"\tk8s.io/apiserver/pkg/endpoints/handlers/finisher.finishRequest.func1.1()\n" +
+		"\t\tk8s.io/apiserver@v0.37.2/pkg/endpoints/handlers/finisher/finisher.go:105 +0xa5\n" +
+		"\tpanic({0x3d962a0?, 0x757c2d0?})\n" +
+		"\t\truntime/panic.go:860 +0x13a\n" +
+		"\tk8s.io/kubernetes/plugin/pkg/admission/foopolicy.(*Plugin).Validate(0x7592870?, {0x3fbb160?, 0x9?}, {0x0?, 0x0?})\n" +
+		"\t\tk8s.io/kubernetes@v1.37.2/plugin/pkg/admission/foopolicy/admission.go:44 +0x12\n" +
+		"\tk8s.io/apiserver/pkg/admission/metrics.pluginHandlerWithMetrics.Validate(...)\n" +
+		" >\n"
+	if err := os.WriteFile(log, []byte(old+now), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := admitsACreate(context.Background(), c, log, int64(len(old)), 10*time.Second)
+	if !errors.As(err, new(admissionError)) {
+		t.Fatalf("admitsACreate = %v; want an admissionError", err)
+	}
+	for _, w := range []string{
+		"got no answer",
+		"the server panicked: runtime error: invalid memory address or nil pointer dereference",
+		"in k8s.io/kubernetes/plugin/pkg/admission/foopolicy.(*Plugin).Validate at k8s.io/kubernetes@v1.37.2/plugin/pkg/admission/foopolicy/admission.go:44",
+	} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("the error does not say %q:\n%v", w, err)
+		}
+	}
+	if strings.Contains(err.Error(), "older panic") {
+		t.Errorf("the error names a panic logged before the swap:\n%v", err)
+	}
+}
+
+// A kube-apiserver that admits the dry-run create is healthy.
+func TestAdmitsACreatePassesAnAdmittingServer(t *testing.T) {
+	c := apiServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprint(w, `{"kind":"ConfigMap","apiVersion":"v1"}`)
+	})
+	if err := admitsACreate(context.Background(), c, filepath.Join(t.TempDir(), "no.log"), 0, 10*time.Second); err != nil {
+		t.Errorf("admitsACreate = %v; want nil for a server that admits the create", err)
 	}
 }
