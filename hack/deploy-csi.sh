@@ -85,9 +85,12 @@ on_node() {
 # leftover_mounts NODE prints the mount points on NODE whose source is a
 # volume's folder of the driver (a bind mount NodeStageVolume or
 # NodePublishVolume made and no unstage or unpublish removed), one a line.
-# mountinfo's fourth field is the mounted folder, its fifth the mount point.
+# mountinfo's fourth field is the mounted folder, its fifth the mount point;
+# the folder is named as the file system holding it sees it (kind keeps a
+# node's /var in a Docker volume: /var/lib/docker/volumes/.../_data/lib/...),
+# so the end of its name is what tells.
 leftover_mounts() {
-	on_node "$1" "cat /proc/1/mountinfo" | awk -v dir="$state_dir/" 'index($4, dir) == 1 { print $5 }'
+	on_node "$1" "cat /proc/1/mountinfo" | awk -v dir="/${state_dir##*/}/volumes/" 'index($4, dir) > 0 { print $5 }'
 }
 
 refuse() {
