@@ -152,3 +152,47 @@ func TestKitKubeconfigIsLibShsRule(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipElsewhereSkipsACheckKeptToAnotherCluster: a check whose row says
+// kindOnly skips itself where the kubeconfig's context is no kind cluster's,
+// one whose row says localClusterOnly skips itself on kind, and a check
+// without a mark runs on both.
+func TestSkipElsewhereSkipsACheckKeptToAnotherCluster(t *testing.T) {
+	saved := suiteChecks
+	t.Cleanup(func() { suiteChecks = saved })
+	for _, tc := range []struct {
+		context string
+		skipped string
+	}{
+		{"kind-x", "local-only"},
+		{"kwok-x", "kind-only"},
+	} {
+		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+		config := "apiVersion: v1\nkind: Config\ncurrent-context: " + tc.context + "\ncontexts:\n- name: " + tc.context + "\n  context: {cluster: c, user: u}\n" +
+			"clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\nusers:\n- name: u\n  user: {}\n"
+		if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("KUBECONFIG", kubeconfig)
+		t.Setenv(AnyContextEnv, "1")
+		t.Run(tc.context, func(t *testing.T) {
+			suiteChecks = []Check{
+				{Test: t.Name() + "/kind-only", KindOnly: "a real kubelet"},
+				{Test: t.Name() + "/local-only", LocalClusterOnly: "a kwok node"},
+				{Test: t.Name() + "/anywhere"},
+			}
+			for _, name := range []string{"kind-only", "local-only", "anywhere"} {
+				ran := false
+				skipped := false
+				t.Run(name, func(t *testing.T) {
+					defer func() { skipped = t.Skipped() }()
+					SkipElsewhere(t)
+					ran = true
+				})
+				if want := name == tc.skipped; skipped != want || ran == want {
+					t.Errorf("on context %s, %s: skipped %v and ran %v; want it skipped: %v", tc.context, name, skipped, ran, want)
+				}
+			}
+		})
+	}
+}
