@@ -132,7 +132,8 @@ func TestKindOnlyExerciseIsSkippedOnTheLocalClusterWithItsReason(t *testing.T) {
 func TestCheckOfAnotherClusterIsOneSkipLineNeitherPassNorFail(t *testing.T) {
 	l, err := kittest.ParseLesson([]byte(lessonFile("7", "shared", "")+
 		"- test: TestK\n  behaviour: k\n  hint: h\n  reread: '#a'\n  stubFails: true\n  kindOnly: a real kubelet\n"+
-		"- test: TestL\n  behaviour: l\n  hint: h\n  reread: '#a'\n  stubFails: true\n  localClusterOnly: a kwok node played by hand\n"), "seven/test/e2e")
+		"- test: TestL\n  behaviour: l\n  hint: h\n  reread: '#a'\n  stubFails: true\n  localClusterOnly: a kwok node played by hand\n"+
+		"- test: TestM\n  behaviour: m\n  hint: h\n  reread: '#a'\n  kindOnly: a real kubelet\n"), "seven/test/e2e")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,13 +153,13 @@ func TestCheckOfAnotherClusterIsOneSkipLineNeitherPassNorFail(t *testing.T) {
 		code    int
 		want    []string
 	}{
-		{"local cluster", false, map[string]string{"TestA": "pass", "TestK": "skip", "TestL": "fail"}, options{}, 1,
-			[]string{"skip  k (runs on kind only: a real kubelet; make kind-up", "1 of 2 checks pass"}},
-		{"kind", true, map[string]string{"TestA": "pass", "TestK": "pass", "TestL": "skip"}, options{}, 0,
-			[]string{"skip  l (runs on the local cluster only: a kwok node played by hand)", "2 of 2 checks pass"}},
-		{"the stub on kind", true, map[string]string{"TestA": "pass", "TestK": "fail", "TestL": "skip"}, options{expectStub: true}, 0,
+		{"local cluster", false, map[string]string{"TestA": "pass", "TestK": "skip", "TestL": "fail", "TestM": "skip"}, options{}, 1,
+			[]string{"skip  k (runs on kind only: a real kubelet; make kind-up", "skip  m (as above)\n", "1 of 2 checks pass"}},
+		{"kind", true, map[string]string{"TestA": "pass", "TestK": "pass", "TestL": "skip", "TestM": "pass"}, options{}, 0,
+			[]string{"skip  l (runs on the local cluster only: a kwok node played by hand)", "3 of 3 checks pass"}},
+		{"the stub on kind", true, map[string]string{"TestA": "pass", "TestK": "fail", "TestL": "skip", "TestM": "pass"}, options{expectStub: true}, 0,
 			[]string{"skip  l (runs on the local cluster only", "exactly the checks its table expects"}},
-		{"a marked check that ran", false, map[string]string{"TestA": "pass", "TestK": "pass", "TestL": "pass"}, options{}, 1,
+		{"a marked check that ran", false, map[string]string{"TestA": "pass", "TestK": "pass", "TestL": "pass", "TestM": "skip"}, options{}, 1,
 			[]string{"TestK: its row keeps it to another cluster", "kittest.SkipElsewhere(t)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,6 +24,7 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 	shown := newShownSoFar()
 	described := map[string]bool{}
 	skippedExercises := map[string]bool{}
+	notHere := "" // the reason of the last check printed as not running here
 	for _, c := range checks {
 		described[c.Test] = true
 		if err := sectionExists(root, c.Reread); err != nil {
@@ -35,7 +36,8 @@ func report(w io.Writer, root string, checks []check, results map[string]*result
 				problems = append(problems, problem)
 			}
 			if status != "" || o.run == "" {
-				printNotHere(w, c, reason, onKind)
+				printNotHere(w, c, reason, reason == notHere, onKind)
+				notHere = reason
 			}
 			continue
 		}
@@ -106,13 +108,18 @@ func printSkip(w io.Writer, c check, res *result, kindOnly map[string]string) {
 }
 
 // printNotHere prints, on one line, a check that does not run on this cluster
-// and why (a kind cluster when onKind, else the local one).
-func printNotHere(w io.Writer, c check, reason string, onKind bool) {
-	format := learnerTexts().skipKindOnlyCheck
-	if onKind {
-		format = learnerTexts().skipLocalOnlyCheck
+// and why (a kind cluster when onKind, else the local one); asAbove says the
+// check printed before it gave the same reason, which is then not repeated.
+func printNotHere(w io.Writer, c check, reason string, asAbove, onKind bool) {
+	t := learnerTexts()
+	switch {
+	case asAbove:
+		fmt.Fprintf(w, "skip  "+t.skipAsAbove+"\n", c.Behaviour)
+	case onKind:
+		fmt.Fprintf(w, "skip  "+t.skipLocalOnlyCheck+"\n", c.Behaviour, reason)
+	default:
+		fmt.Fprintf(w, "skip  "+t.skipKindOnlyCheck+"\n", c.Behaviour, reason)
 	}
-	fmt.Fprintf(w, "skip  "+format+"\n", c.Behaviour, reason)
 }
 
 // notHereProblem says what is wrong with a check that does not run on this
