@@ -3,9 +3,12 @@
 // for csi-provisioner and csi-attacher (and, in part 2, the kubelet) to call.
 //   - Identity (pkg/driver): the driver's name and what it offers;
 //   - Controller (pkg/controller): CreateVolume, DeleteVolume,
-//     ControllerPublishVolume, ...; the learner's part, picked by
-//     --reconciler as the other tiers pick their Reconciler;
-//   - Node (pkg/driver): the node's ID; NodePublishVolume is part 2's.
+//     ControllerPublishVolume, ...; the learner's part in part 1;
+//   - Node (pkg/node): NodeStageVolume, NodePublishVolume and their Un...,
+//     which mount a volume into a Pod; the learner's part in part 2.
+//
+// --reconciler picks the Controller and Node services together (reference or
+// stub), as the other tiers pick their Reconciler.
 //
 // A volume is a folder under --state-dir (pkg/volumes), so a driver started
 // again finds the volumes it made. Compare with cmd/hostpathplugin/main.go in
@@ -34,6 +37,7 @@ import (
 
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/controller"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/driver"
+	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/node"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/volumes"
 )
 
@@ -41,22 +45,34 @@ import (
 // and StorageClass (config/) give the driver.
 const DefaultDriverName = "toy.csi.controller-kit.dev"
 
-// controllerDeps is what a Controller service is built from: the flags'
-// values and the volume store.
-type controllerDeps struct {
+// deps is what the learner's services are built from: the flags' values and
+// the volume store.
+type deps struct {
 	volumes          *volumes.Store
 	nodeID           string
 	maxCapacityBytes int64
 }
 
-// reconcilers maps each --reconciler value to the Controller service it runs.
-// To try your own, add an entry here.
-var reconcilers = map[string]func(controllerDeps) csi.ControllerServer{
-	"reference": func(d controllerDeps) csi.ControllerServer {
-		return &controller.Service{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes}
+// services are the parts of the driver --reconciler picks: the learner's.
+type services struct {
+	controller csi.ControllerServer
+	node       csi.NodeServer
+}
+
+// reconcilers maps each --reconciler value to the services it runs. To try
+// your own, add an entry here.
+var reconcilers = map[string]func(deps) services{
+	"reference": func(d deps) services {
+		return services{
+			controller: &controller.Service{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes},
+			node:       &node.Service{Volumes: d.volumes, NodeID: d.nodeID},
+		}
 	},
-	"stub": func(d controllerDeps) csi.ControllerServer {
-		return &controller.StubService{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes}
+	"stub": func(d deps) services {
+		return services{
+			controller: &controller.StubService{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes},
+			node:       &node.StubService{Volumes: d.volumes, NodeID: d.nodeID},
+		}
 	},
 }
 
@@ -127,7 +143,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.nodeID, "node-id", hostname, "This node's ID, answered by NodeGetInfo; the only node ControllerPublishVolume accepts.")
 	fs.StringVar(&o.driverName, "driver-name", DefaultDriverName, "The driver's name, answered by GetPluginInfo: what a StorageClass's provisioner and a PV's spec.csi.driver say.")
 	fs.StringVar(&o.maxVolumeSize, "max-volume-size", "1Gi", "The largest volume CreateVolume makes, as a Kubernetes quantity (512Mi, 1Gi); larger is OUT_OF_RANGE.")
-	fs.StringVar(&o.reconciler, "reconciler", "reference", "Which Controller service runs: reference (the kit's) or stub (logs each call and answers Unimplemented, your starting point); see reconcilers in main.go.")
+	fs.StringVar(&o.reconciler, "reconciler", "reference", "Which Controller and Node services run: reference (the kit's) or stub (logs each call and answers Unimplemented, your starting point); see reconcilers in main.go.")
 	fs.BoolVar(&o.listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them).")
 	// -v, -vmodule and klog's other flags, which -h lists after the driver's.
 	addLogFlags(fs)
@@ -165,11 +181,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--endpoint=%s: %w", o.endpoint, err)
 	}
-	srv := driver.NewServer(
-		&driver.Identity{Name: o.driverName},
-		reconcilers[o.reconciler](controllerDeps{volumes: store, nodeID: o.nodeID, maxCapacityBytes: maxBytes}),
-		&driver.Node{NodeID: o.nodeID},
-	)
+	picked := reconcilers[o.reconciler](deps{volumes: store, nodeID: o.nodeID, maxCapacityBytes: maxBytes})
+	srv := driver.NewServer(&driver.Identity{Name: o.driverName}, picked.controller, picked.node)
 	klog.InfoS("Serving the CSI driver", "driver", o.driverName, "endpoint", o.endpoint, "node", o.nodeID,
 		"reconciler", o.reconciler, "stateDir", o.stateDir, "volumes", len(found), "maxVolumeSize", o.maxVolumeSize)
 

@@ -99,7 +99,10 @@ func serve(t *testing.T, socket string, args ...string) (conn *grpc.ClientConn, 
 			t.Fatal("the driver did not serve its socket within 30 s")
 		}
 	}
-	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// The socket file appears when the driver binds it, a moment before it
+	// listens: a call then would be refused, so calls wait for the server.
+	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.WaitForReady(true)))
 	if err != nil {
 		t.Fatal(err)
 	}
