@@ -123,13 +123,15 @@ check_kind() {
 # cluster (check_kind), or one whose admission refuses the node plugin's Pod.
 check() {
 	check_kind
-	# The namespace first (idempotent): whether its Pods may be privileged is
-	# the namespace's label and the API server's admission configuration.
-	k apply --server-side -f "$config/rbac/service_account.yaml" >/dev/null
+	# The namespace first, when it is not there: whether its Pods may be
+	# privileged is its label and the API server's admission configuration.
+	k get namespace "$namespace" >/dev/null 2>&1 ||
+		k apply --server-side -f "$config/rbac/service_account.yaml" >/dev/null
 	local refusal
 	if ! refusal=$(privileged_pod | k create --dry-run=server -f - 2>&1 >/dev/null); then
-		refuse "the cluster refuses privileged Pods in the namespace $namespace, and the node plugin is one (it mounts with Bidirectional propagation):
-  $refusal"
+		refuse "the cluster refuses privileged Pods in the namespace $namespace, and the node plugin is one (it mounts with Bidirectional propagation); the API server says:
+  $refusal
+The namespace's Pod Security label is $(k get namespace "$namespace" -o jsonpath='{.metadata.labels.pod-security\.kubernetes\.io/enforce}' 2>/dev/null || echo unknown); config/rbac/service_account.yaml labels it privileged, and says why. Where another label was set by hand, delete the namespace (make undeploy-csi) and deploy again."
 	fi
 }
 
