@@ -10,7 +10,8 @@
 #     OWNERS file's labels), not just mentioned;
 #   - every path lesson 0 mentions outside code blocks, written as in its tables or as
 #     $K/... (the kubernetes module), $M/NAME@VERSION/... (a k8s.io module) or a path in
-#     one of the kit's tiers, exists;
+#     one of the kit's tiers, exists; so does every $K/... and staging/src/k8s.io/...
+#     path lesson 7 mentions outside code blocks;
 #   - every link to reading-kubernetes.md#ANCHOR from the kit's Markdown files has its anchor.
 # Paths map to modules as the page explains: cmd/, pkg/, plugin/ and hack/ (and the
 # repository's OWNERS_ALIASES) to k8s.io/kubernetes;
