@@ -158,7 +158,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.nodeID, "node-id", hostname, "This node's ID, answered by NodeGetInfo; the only node ControllerPublishVolume accepts.")
 	fs.StringVar(&o.driverName, "driver-name", DefaultDriverName, "The driver's name, answered by GetPluginInfo: what a StorageClass's provisioner and a PV's spec.csi.driver say.")
 	fs.StringVar(&o.maxVolumeSize, "max-volume-size", "1Gi", "The largest volume CreateVolume makes, as a Kubernetes quantity (512Mi, 1Gi); larger is OUT_OF_RANGE.")
-	fs.StringVar(&o.reconciler, "reconciler", "reference", "Which Controller and Node services run: reference (the kit's) or stub (logs each call and answers Unimplemented, your starting point); see reconcilers in main.go.")
+	fs.StringVar(&o.reconciler, "reconciler", "reference", "Which Controller, Node and registration services run: reference (the kit's) or stub (logs each call and answers Unimplemented, your starting point); see reconcilers in main.go.")
 	fs.StringVar(&o.registrationDir, "registration-dir", "", "The kubelet's plugins registry folder (/var/lib/kubelet/plugins_registry): serve the kubelet's plugin registration service there, on <driver name>-reg.sock, so that the kubelet finds the driver. Empty: no registration (no kubelet, as on the local cluster).")
 	fs.StringVar(&o.kubeletEndpoint, "kubelet-endpoint", "", "The CSI socket's path as the kubelet sees it, which the registration answers (default: --endpoint's path; other only when the kubelet sees the socket under another path).")
 	fs.BoolVar(&o.listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them).")

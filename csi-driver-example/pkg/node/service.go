@@ -210,8 +210,10 @@ func (s *Service) NodePublishVolume(ctx context.Context, req *csi.NodePublishVol
 	} else if !mounted {
 		return nil, status.Errorf(codes.FailedPrecondition, "staging_target_path %s: volume %s is not staged there: call NodeStageVolume first", staging, req.GetVolumeId())
 	}
-	if err := mountedHere(staging, data, "staging_target_path"); err != nil {
-		return nil, status.Error(codes.FailedPrecondition, status.Convert(err).Message())
+	if err := mountedHere(staging, data, "staging_target_path"); status.Code(err) == codes.AlreadyExists {
+		return nil, status.Errorf(codes.FailedPrecondition, "%s: call NodeStageVolume first", status.Convert(err).Message())
+	} else if err != nil {
+		return nil, err
 	}
 
 	// The spec makes target_path the driver's to create (its parent is the
