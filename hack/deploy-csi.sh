@@ -171,8 +171,9 @@ manifests() {
 }
 
 apply() {
-	[ -n "${IMG:-}" ] && [ -n "${PROVISIONER_IMG:-}" ] && [ -n "${ATTACHER_IMG:-}" ] ||
+	if [ -z "${IMG:-}" ] || [ -z "${PROVISIONER_IMG:-}" ] || [ -z "${ATTACHER_IMG:-}" ]; then
 		kit_die "IMG, PROVISIONER_IMG and ATTACHER_IMG name the three images (csi-driver-example's Makefile sets them)"
+	fi
 	check
 	kit_log "applying the RBAC, the CSIDriver, the StorageClass and config/deploy (driver $IMG, --reconciler=${RECONCILER:-reference})"
 	k apply --server-side -f "$config/rbac/" -f "$config/csidriver.yaml" -f "$config/storageclass.yaml" | sed 's/^/    /'
