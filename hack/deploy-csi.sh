@@ -59,11 +59,11 @@ k() { "$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 # wait_for WHAT SECONDS COMMAND... polls COMMAND every 2 seconds until it
 # succeeds, and says so; it fails after SECONDS, saying what it waited for.
 wait_for() {
-	local what=$1 deadline=$((SECONDS + $2))
+	local what=$1 seconds=$2 deadline=$((SECONDS + $2))
 	shift 2
 	until "$@" >/dev/null 2>&1; do
 		if ((SECONDS > deadline)); then
-			kit_error "timed out after $(kit_elapsed "$2") waiting for $what"
+			kit_error "timed out after $(kit_elapsed "$seconds") waiting for $what"
 			return 1
 		fi
 		sleep 2
@@ -171,8 +171,9 @@ manifests() {
 }
 
 apply() {
-	[ -n "${IMG:-}" ] && [ -n "${PROVISIONER_IMG:-}" ] && [ -n "${ATTACHER_IMG:-}" ] ||
+	if [ -z "${IMG:-}" ] || [ -z "${PROVISIONER_IMG:-}" ] || [ -z "${ATTACHER_IMG:-}" ]; then
 		kit_die "IMG, PROVISIONER_IMG and ATTACHER_IMG name the three images (csi-driver-example's Makefile sets them)"
+	fi
 	check
 	kit_log "applying the RBAC, the CSIDriver, the StorageClass and config/deploy (driver $IMG, --reconciler=${RECONCILER:-reference})"
 	k apply --server-side -f "$config/rbac/" -f "$config/csidriver.yaml" -f "$config/storageclass.yaml" | sed 's/^/    /'

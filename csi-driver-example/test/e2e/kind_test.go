@@ -193,7 +193,7 @@ func waitRegistered(t *testing.T, cs kubernetes.Interface, node string, since ti
 // kubeletLines returns the last lines of the kubelet's log on node since since
 // that name what, indented, or why it cannot read them.
 func kubeletLines(node string, since time.Time, what string) string {
-	out, err := onNode(node, fmt.Sprintf("journalctl -u kubelet --no-pager --since '@%d' | grep -F '%s' | tail -n 6", since.Unix(), what))
+	out, err := onNode(node, fmt.Sprintf("journalctl -u kubelet --no-pager --since '@%d' | grep -F '%s' | tail -n 3", since.Unix(), what))
 	if err != nil {
 		return "  (" + err.Error() + ")"
 	}
