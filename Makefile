@@ -465,3 +465,12 @@ undeploy-sample: ## Remove what deploy-sample made but the CRD (delete your Foos
 .PHONY: undeploy-guestbook
 undeploy-guestbook: ## Remove what deploy-guestbook made, its CRD too (delete your Guestbooks first, while the manager can remove their finalizers).
 	@$(MAKE) --no-print-directory -C kubebuilder-guestbook undeploy
+
+.PHONY: deploy-csi
+deploy-csi: ## Lesson 7 part 2, on kind: the CSI driver's three images built and loaded, its controller half (Deployment csi-controller, with the sidecars) and node half (privileged DaemonSet csi-node) deployed in namespace csi-driver-example; waits until the kubelet registered it (RECONCILER=stub: the node exercises' start).
+	@hack/deploy-csi.sh check
+	@$(MAKE) --no-print-directory -C csi-driver-example docker-build kind-load deploy
+
+.PHONY: undeploy-csi
+undeploy-csi: ## Remove what deploy-csi made: the claims of its StorageClass and their volumes first, then the driver and its RBAC, then its mounts and folders on the nodes; says if anything is left.
+	@$(MAKE) --no-print-directory -C csi-driver-example undeploy

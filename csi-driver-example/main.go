@@ -3,9 +3,15 @@
 // for csi-provisioner and csi-attacher (and, in part 2, the kubelet) to call.
 //   - Identity (pkg/driver): the driver's name and what it offers;
 //   - Controller (pkg/controller): CreateVolume, DeleteVolume,
-//     ControllerPublishVolume, ...; the learner's part, picked by
-//     --reconciler as the other tiers pick their Reconciler;
-//   - Node (pkg/driver): the node's ID; NodePublishVolume is part 2's.
+//     ControllerPublishVolume, ...; the learner's part in part 1;
+//   - Node (pkg/node): NodeStageVolume, NodePublishVolume and their Un...,
+//     which mount a volume into a Pod; the learner's part in part 2.
+//
+// With --registration-dir it also serves the kubelet's plugin registration
+// service (pkg/registration) on a second socket, DIR/<driver name>-reg.sock,
+// so that the kubelet of its node finds it (part 2). --reconciler picks the
+// Controller, Node and registration services together (reference or stub),
+// as the other tiers pick their Reconciler.
 //
 // A volume is a folder under --state-dir (pkg/volumes), so a driver started
 // again finds the volumes it made. Compare with cmd/hostpathplugin/main.go in
@@ -22,6 +28,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -29,11 +36,15 @@ import (
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/controller"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/driver"
+	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/node"
+	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/registration"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/volumes"
 )
 
@@ -41,22 +52,40 @@ import (
 // and StorageClass (config/) give the driver.
 const DefaultDriverName = "toy.csi.controller-kit.dev"
 
-// controllerDeps is what a Controller service is built from: the flags'
-// values and the volume store.
-type controllerDeps struct {
+// deps is what the learner's services are built from: the flags' values, the
+// volume store, and what to do when the kubelet refuses the registration.
+type deps struct {
 	volumes          *volumes.Store
 	nodeID           string
 	maxCapacityBytes int64
+	driverName       string
+	kubeletEndpoint  string
+	refused          func(error)
 }
 
-// reconcilers maps each --reconciler value to the Controller service it runs.
-// To try your own, add an entry here.
-var reconcilers = map[string]func(controllerDeps) csi.ControllerServer{
-	"reference": func(d controllerDeps) csi.ControllerServer {
-		return &controller.Service{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes}
+// services are the parts of the driver --reconciler picks: the learner's.
+type services struct {
+	controller   csi.ControllerServer
+	node         csi.NodeServer
+	registration registerapi.RegistrationServer
+}
+
+// reconcilers maps each --reconciler value to the services it runs. To try
+// your own, add an entry here.
+var reconcilers = map[string]func(deps) services{
+	"reference": func(d deps) services {
+		return services{
+			controller:   &controller.Service{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes},
+			node:         &node.Service{Volumes: d.volumes, NodeID: d.nodeID},
+			registration: &registration.Service{DriverName: d.driverName, Endpoint: d.kubeletEndpoint, Refused: d.refused},
+		}
 	},
-	"stub": func(d controllerDeps) csi.ControllerServer {
-		return &controller.StubService{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes}
+	"stub": func(d deps) services {
+		return services{
+			controller:   &controller.StubService{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes},
+			node:         &node.StubService{Volumes: d.volumes, NodeID: d.nodeID},
+			registration: &registration.StubService{DriverName: d.driverName, Endpoint: d.kubeletEndpoint, Refused: d.refused},
+		}
 	},
 }
 
@@ -90,6 +119,8 @@ type options struct {
 	maxVolumeSize   string
 	reconciler      string
 	listReconcilers bool
+	registrationDir string
+	kubeletEndpoint string
 }
 
 // errUsage marks an error the flag package has already printed, with the usage.
@@ -127,7 +158,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.nodeID, "node-id", hostname, "This node's ID, answered by NodeGetInfo; the only node ControllerPublishVolume accepts.")
 	fs.StringVar(&o.driverName, "driver-name", DefaultDriverName, "The driver's name, answered by GetPluginInfo: what a StorageClass's provisioner and a PV's spec.csi.driver say.")
 	fs.StringVar(&o.maxVolumeSize, "max-volume-size", "1Gi", "The largest volume CreateVolume makes, as a Kubernetes quantity (512Mi, 1Gi); larger is OUT_OF_RANGE.")
-	fs.StringVar(&o.reconciler, "reconciler", "reference", "Which Controller service runs: reference (the kit's) or stub (logs each call and answers Unimplemented, your starting point); see reconcilers in main.go.")
+	fs.StringVar(&o.reconciler, "reconciler", "reference", "Which Controller, Node and registration services run: reference (the kit's) or stub (logs each call and answers Unimplemented, your starting point); see reconcilers in main.go.")
+	fs.StringVar(&o.registrationDir, "registration-dir", "", "The kubelet's plugins registry folder (/var/lib/kubelet/plugins_registry): serve the kubelet's plugin registration service there, on <driver name>-reg.sock, so that the kubelet finds the driver. Empty: no registration (no kubelet, as on the local cluster).")
+	fs.StringVar(&o.kubeletEndpoint, "kubelet-endpoint", "", "The CSI socket's path as the kubelet sees it, which the registration answers (default: --endpoint's path; other only when the kubelet sees the socket under another path).")
 	fs.BoolVar(&o.listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them).")
 	// -v, -vmodule and klog's other flags, which -h lists after the driver's.
 	addLogFlags(fs)
@@ -148,7 +181,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, strings.Join(reconcilerNames(), "\n"))
 		return nil
 	}
-	socket, maxBytes, err := o.check()
+	c, err := o.check()
 	if err != nil {
 		return err
 	}
@@ -161,32 +194,64 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--state-dir=%s: %w", o.stateDir, err)
 	}
-	listener, err := driver.Listen(socket)
+	// The kubelet's refusal of the registration stops the driver (the
+	// first one is enough: the driver is stopping).
+	refused := make(chan error, 1)
+	picked := reconcilers[o.reconciler](deps{
+		volumes: store, nodeID: o.nodeID, maxCapacityBytes: c.maxBytes,
+		driverName: o.driverName, kubeletEndpoint: c.kubeletEndpoint,
+		refused: func(err error) {
+			select {
+			case refused <- err:
+			default:
+			}
+		},
+	})
+
+	listener, err := driver.Listen(c.socket)
 	if err != nil {
 		return fmt.Errorf("--endpoint=%s: %w", o.endpoint, err)
 	}
-	srv := driver.NewServer(
-		&driver.Identity{Name: o.driverName},
-		reconcilers[o.reconciler](controllerDeps{volumes: store, nodeID: o.nodeID, maxCapacityBytes: maxBytes}),
-		&driver.Node{NodeID: o.nodeID},
-	)
+	srv := driver.NewServer(&driver.Identity{Name: o.driverName}, picked.controller, picked.node)
+	servers := []*grpc.Server{srv}
+	served := make(chan error, 2)
+	go func() { served <- srv.Serve(listener) }()
 	klog.InfoS("Serving the CSI driver", "driver", o.driverName, "endpoint", o.endpoint, "node", o.nodeID,
 		"reconciler", o.reconciler, "stateDir", o.stateDir, "volumes", len(found), "maxVolumeSize", o.maxVolumeSize)
 
-	// Stop on ctx's end: let the calls under way finish (a few seconds at
-	// most), then close the socket, which removes its file.
-	go func() {
-		<-ctx.Done()
-		klog.InfoS("Stopping: finishing the calls under way")
-		timer := time.AfterFunc(10*time.Second, srv.Stop)
-		srv.GracefulStop()
+	// The registration socket comes second, once the CSI socket is served:
+	// the kubelet calls NodeGetInfo there as soon as it has GetInfo's answer.
+	if c.registrationSocket != "" {
+		regListener, err := driver.Listen(c.registrationSocket)
+		if err != nil {
+			srv.Stop()
+			return fmt.Errorf("--registration-dir=%s: %w", o.registrationDir, err)
+		}
+		reg := driver.NewRegistrationServer(picked.registration)
+		servers = append(servers, reg)
+		go func() { served <- reg.Serve(regListener) }()
+		klog.InfoS("Serving the kubelet's plugin registration", "socket", c.registrationSocket, "kubeletEndpoint", c.kubeletEndpoint)
+	}
+
+	// Stop on ctx's end, on the kubelet's refusal, or when a server fails:
+	// let the calls under way finish (a few seconds at most), then close
+	// the sockets, which removes their files (and so, for the kubelet,
+	// unregisters the driver).
+	var result error
+	select {
+	case <-ctx.Done():
+	case result = <-refused:
+	case err := <-served:
+		result = fmt.Errorf("serving: %w", err)
+	}
+	klog.InfoS("Stopping: finishing the calls under way")
+	for _, s := range servers {
+		timer := time.AfterFunc(10*time.Second, s.Stop)
+		s.GracefulStop()
 		timer.Stop()
-	}()
-	if err := srv.Serve(listener); err != nil {
-		return fmt.Errorf("serving %s: %w", o.endpoint, err)
 	}
 	klog.InfoS("Stopped")
-	return nil
+	return result
 }
 
 // addLogFlags adds klog's flags (-v, -vmodule, ...) to fs, and makes -h list
@@ -223,33 +288,67 @@ func printFlags(fs *flag.FlagSet, keep func(name string) bool) {
 // ending with a letter or digit.
 var driverNamePattern = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9.]{0,61}[A-Za-z0-9])?$`)
 
-// check returns the socket path and the maximum volume size in bytes, or an
-// error naming the flag that is wrong and how to fix it.
-func (o options) check() (socket string, maxBytes int64, err error) {
+// checked is what check makes of the flags.
+type checked struct {
+	// socket is the path of the CSI socket (--endpoint's).
+	socket string
+	// registrationSocket is the path of the registration socket in
+	// --registration-dir, or "" for none.
+	registrationSocket string
+	// kubeletEndpoint is --kubelet-endpoint, or socket by default.
+	kubeletEndpoint string
+	// maxBytes is --max-volume-size in bytes.
+	maxBytes int64
+}
+
+// check returns what the flags say, or an error naming the flag that is wrong
+// and how to fix it.
+func (o options) check() (checked, error) {
+	var c checked
+	var err error
 	if o.endpoint == "" {
-		return "", 0, errors.New("--endpoint: required, as unix:///ABSOLUTE/PATH.sock")
+		return c, errors.New("--endpoint: required, as unix:///ABSOLUTE/PATH.sock")
 	}
-	socket, err = driver.SocketPath(o.endpoint)
+	c.socket, err = driver.SocketPath(o.endpoint)
 	if err != nil {
-		return "", 0, fmt.Errorf("--endpoint=%s: %w", o.endpoint, err)
+		return c, fmt.Errorf("--endpoint=%s: %w", o.endpoint, err)
 	}
 	if o.stateDir == "" {
-		return "", 0, errors.New("--state-dir: required: the folder the volumes live in")
+		return c, errors.New("--state-dir: required: the folder the volumes live in")
 	}
 	if o.nodeID == "" {
-		return "", 0, errors.New("--node-id: empty (and the host has no name to default to): give the node an ID")
+		return c, errors.New("--node-id: empty (and the host has no name to default to): give the node an ID")
 	}
 	if !driverNamePattern.MatchString(o.driverName) {
-		return "", 0, fmt.Errorf("--driver-name=%q: want a domain name of at most 63 characters (letters, digits, '-' and '.', starting and ending with a letter or digit), such as %s", o.driverName, DefaultDriverName)
+		return c, fmt.Errorf("--driver-name=%q: want a domain name of at most 63 characters (letters, digits, '-' and '.', starting and ending with a letter or digit), such as %s", o.driverName, DefaultDriverName)
 	}
 	q, err := resource.ParseQuantity(o.maxVolumeSize)
 	if err != nil {
-		return "", 0, fmt.Errorf("--max-volume-size=%q: want a quantity such as 512Mi or 1Gi: %w", o.maxVolumeSize, err)
+		return c, fmt.Errorf("--max-volume-size=%q: want a quantity such as 512Mi or 1Gi: %w", o.maxVolumeSize, err)
 	}
 	if q.Sign() <= 0 {
-		return "", 0, fmt.Errorf("--max-volume-size=%s: want more than 0, such as 1Gi", o.maxVolumeSize)
+		return c, fmt.Errorf("--max-volume-size=%s: want more than 0, such as 1Gi", o.maxVolumeSize)
 	}
-	return socket, q.Value(), nil
+	c.maxBytes = q.Value()
+	if o.registrationDir != "" {
+		if !filepath.IsAbs(o.registrationDir) {
+			return c, fmt.Errorf("--registration-dir=%s: want an absolute path, such as /var/lib/kubelet/plugins_registry", o.registrationDir)
+		}
+		// node-driver-registrar's name for the socket, which the kubelet
+		// does not read: any name in the folder would do.
+		c.registrationSocket = filepath.Join(o.registrationDir, o.driverName+"-reg.sock")
+		if _, err := driver.SocketPath("unix://" + c.registrationSocket); err != nil {
+			return c, fmt.Errorf("--registration-dir=%s: the socket %s: %w", o.registrationDir, c.registrationSocket, err)
+		}
+	}
+	c.kubeletEndpoint = c.socket
+	if o.kubeletEndpoint != "" {
+		if !filepath.IsAbs(o.kubeletEndpoint) {
+			return c, fmt.Errorf("--kubelet-endpoint=%s: want the socket's absolute path, without unix://, such as /var/lib/kubelet/plugins/%s/csi.sock", o.kubeletEndpoint, DefaultDriverName)
+		}
+		c.kubeletEndpoint = o.kubeletEndpoint
+	}
+	return c, nil
 }
 
 // editDistance is the number of one-letter insertions, deletions and

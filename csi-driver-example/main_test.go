@@ -12,6 +12,7 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 )
 
 func TestReconcilerTypoNamesTheFlagAndTheOneMeant(t *testing.T) {
@@ -54,6 +55,9 @@ func TestBadFlagsAreNamed(t *testing.T) {
 		{[]string{endpoint, state, "--driver-name=Toy Driver"}, `--driver-name="Toy Driver"`},
 		{[]string{endpoint, state, "--node-id="}, "--node-id: empty"},
 		{[]string{endpoint, state, "extra"}, "unexpected arguments"},
+		{[]string{endpoint, state, "--registration-dir=plugins_registry"}, "--registration-dir=plugins_registry: want an absolute path"},
+		{[]string{endpoint, state, "--registration-dir=/" + strings.Repeat("d", 100)}, "--registration-dir=/ddd"},
+		{[]string{endpoint, state, "--kubelet-endpoint=unix:///csi.sock"}, "--kubelet-endpoint=unix:///csi.sock: want the socket's absolute path, without unix://"},
 	} {
 		// A context already done: should a check let the flags through, the
 		// driver stops at once (and returns nil) instead of serving on.
@@ -99,7 +103,10 @@ func serve(t *testing.T, socket string, args ...string) (conn *grpc.ClientConn, 
 			t.Fatal("the driver did not serve its socket within 30 s")
 		}
 	}
-	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// The socket file appears when the driver binds it, a moment before it
+	// listens: a call then would be refused, so calls wait for the server.
+	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.WaitForReady(true)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,5 +157,67 @@ func TestTheDriverStartedAgainServesItsVolumes(t *testing.T) {
 	}
 	if len(list.GetEntries()) != 1 || list.GetEntries()[0].GetVolume().GetVolumeId() != created.GetVolume().GetVolumeId() {
 		t.Errorf("ListVolumes after the restart: %v, want the volume %s", list.GetEntries(), created.GetVolume().GetVolumeId())
+	}
+}
+
+func TestTheDriverRegistersWithTheKubeletAndStopsWhenRefused(t *testing.T) {
+	sockets, err := os.MkdirTemp("", "csi-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sockets)
+	socket := filepath.Join(sockets, "csi.sock")
+	registry := filepath.Join(sockets, "plugins_registry")
+	args := []string{"--state-dir=" + t.TempDir(), "--node-id=node-1", "--registration-dir=" + registry}
+	ctx := context.Background()
+
+	// dial connects to the registration socket, as the kubelet does when
+	// the socket appears in its plugins registry folder.
+	dial := func() registerapi.RegistrationClient {
+		conn, err := grpc.NewClient("unix://"+filepath.Join(registry, DefaultDriverName+"-reg.sock"),
+			grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithDefaultCallOptions(grpc.WaitForReady(true)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return registerapi.NewRegistrationClient(conn)
+	}
+
+	_, stop := serve(t, socket, args...)
+	reg := dial()
+	info, err := reg.GetInfo(ctx, &registerapi.InfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.GetName() != DefaultDriverName || info.GetEndpoint() != socket {
+		t.Errorf("GetInfo: name %q, endpoint %q; want %q and --endpoint's path %q", info.GetName(), info.GetEndpoint(), DefaultDriverName, socket)
+	}
+	const kubeletError = "RegisterPlugin error -- plugin validation failed with err: none of the versions is supported"
+	if _, err := reg.NotifyRegistrationStatus(ctx, &registerapi.RegistrationStatus{Error: kubeletError}); err != nil {
+		t.Fatal(err)
+	}
+	// Refused, the driver stops by itself: its sockets go away.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(socket); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the driver still serves 30 s after the kubelet refused its registration")
+		}
+	}
+	if err := stop(); err == nil || !strings.Contains(err.Error(), kubeletError) {
+		t.Errorf("run returned %v, want an error (the driver exits non-zero) quoting the kubelet's %q", err, kubeletError)
+	}
+
+	// --kubelet-endpoint is what GetInfo answers, when the kubelet sees the
+	// socket under another path.
+	const seen = "/var/lib/kubelet/plugins/toy.csi.controller-kit.dev/csi.sock"
+	serve(t, socket, append(args, "--kubelet-endpoint="+seen)...)
+	info, err = dial().GetInfo(ctx, &registerapi.InfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.GetEndpoint() != seen {
+		t.Errorf("GetInfo: endpoint %q, want --kubelet-endpoint's %q", info.GetEndpoint(), seen)
 	}
 }

@@ -10,7 +10,8 @@
 #     OWNERS file's labels), not just mentioned;
 #   - every path lesson 0 mentions outside code blocks, written as in its tables or as
 #     $K/... (the kubernetes module), $M/NAME@VERSION/... (a k8s.io module) or a path in
-#     one of the kit's tiers, exists;
+#     one of the kit's tiers, exists; so does every $K/... and staging/src/k8s.io/...
+#     path lesson 7 mentions outside code blocks;
 #   - every link to reading-kubernetes.md#ANCHOR from the kit's Markdown files has its anchor.
 # Paths map to modules as the page explains: cmd/, pkg/, plugin/ and hack/ (and the
 # repository's OWNERS_ALIASES) to k8s.io/kubernetes;
@@ -182,14 +183,25 @@ check_tables "$lesson6" "2. The request's path"
 check_tables "$lesson6" "11. An aggregated API server"
 check_tables "$lesson7" "5. csi-provisioner, from main to CreateVolume"
 check_tables "$lesson7" "6. The other side: kube-controller-manager"
+check_tables "$lesson7" "11. The kubelet, from main to the container runtime"
+check_tables "$lesson7" "12. Registration: the plugin manager"
+check_tables "$lesson7" "13. Stage and publish: the CSI volume plugin"
+check_tables "$lesson7" "14. kube-proxy, from main to the rules"
 
 # Paths lesson 0 mentions in its text (code blocks left out: their backquotes are
 # fences, not quotes): each must exist, in the module cache or in the kit (a path
 # in one of its tiers, lib.sh's kit_tiers). A path with a placeholder (NAME, ...)
-# stands for many and is not checked.
+# stands for many and is not checked. Lesson 7's text is checked the same way for
+# the paths it writes as $K/... and staging/src/k8s.io/... (its other paths are
+# the driver's, from its module's folder, and the sidecars', from $P, $L and $A).
 tiers=$(kit_tiers | paste -sd'|' -)
 mentions=0
-while IFS= read -r p; do
+# mentioned_paths DOC REGEX prints the backquoted paths of DOC's text that match REGEX.
+mentioned_paths() {
+	awk '/^```/ {code = !code; next} !code' "$1" | grep -o '`[^`]*`' | tr -d '`' |
+		grep -E "$2" | grep -vE 'NAME|\.\.\.|^staging/src/k8s\.io/$' | sort -u | sed "s|^|$1 |"
+}
+while IFS=' ' read -r from p; do
 	mentions=$((mentions + 1))
 	case "$p" in
 	'$K/'*) file="$(module_dir k8s.io/kubernetes "$kube_version")/${p#\$K/}" ;;
@@ -197,7 +209,7 @@ while IFS= read -r p; do
 		rest=${p#\$M/}
 		module=${rest%%/*}
 		if [ "${module#*@}" != "$staging_version" ]; then
-			fail "$lesson0 mentions $p: the kit pins k8s.io/${module%@*} at $staging_version"
+			fail "$from mentions $p: the kit pins k8s.io/${module%@*} at $staging_version"
 			continue
 		fi
 		file="$(module_dir "k8s.io/${module%@*}" "$staging_version")/${rest#*/}"
@@ -209,11 +221,10 @@ while IFS= read -r p; do
 	if [ -e "$file" ]; then
 		$verbose && echo "ok   $p (in the text)"
 	else
-		fail "$lesson0 mentions $p, which is not there ($file)"
+		fail "$from mentions $p, which is not there ($file)"
 	fi
-done < <(awk '/^```/ {code = !code; next} !code' "$lesson0" | grep -o '`[^`]*`' | tr -d '`' |
-	grep -E '^(\$K/|\$M/|cmd/|pkg/|staging/src/k8s\.io/|('"$tiers"')/)[^ ]*$' |
-	grep -vE 'NAME|\.\.\.|^staging/src/k8s\.io/$' | sort -u)
+done < <(mentioned_paths "$lesson0" '^(\$K/|\$M/|cmd/|pkg/|staging/src/k8s\.io/|('"$tiers"')/)[^ ]*$'
+	mentioned_paths "$lesson7" '^(\$K/|staging/src/k8s\.io/)[^ ]*$')
 
 # Links from the kit's Markdown into the page must land on an anchor it defines
 # (00-reading-kubernetes.md#..., lesson 0's own sections, is another file).
@@ -229,4 +240,4 @@ if [ "$failures" -gt 0 ]; then
 	echo "check-reading-paths: $failures problem(s) in $doc, $lesson0, $lesson4, $lesson6 and $lesson7; fix the path or name (search the module under $modcache)" >&2
 	exit 1
 fi
-echo ">> reading-kubernetes.md, lessons 0, 4, 6 and 7: $paths paths and $names names in their tables, and $mentions paths in lesson 0's text, found in k8s.io/kubernetes@$kube_version, k8s.io/*@$staging_version, sigs.k8s.io/controller-runtime@$cr_version and lesson 7's ${#csi_version[@]} CSI modules; $links links into it resolve"
+echo ">> reading-kubernetes.md, lessons 0, 4, 6 and 7: $paths paths and $names names in their tables, and $mentions paths in lessons 0 and 7's text, found in k8s.io/kubernetes@$kube_version, k8s.io/*@$staging_version, sigs.k8s.io/controller-runtime@$cr_version and lesson 7's ${#csi_version[@]} CSI modules; $links links into it resolve"

@@ -29,7 +29,7 @@
 # Environment: CONTROLLER (the command that runs the driver: its binary, or
 # hack/debug.sh's delve and its debug build), PROVISIONER (the same for
 # csi-provisioner: bin/csi-provisioner, or make debug WHAT=csi-provisioner's),
-# RECONCILER (the driver's Controller service: reference or stub; empty: the
+# RECONCILER (the driver's Controller and Node services: reference or stub; empty: the
 # driver's default, reference), V (the log verbosity of all three, -v; default
 # 5, where the sidecars log each gRPC call with its request and response), ARGS
 # (more flags for the driver), KUBECONFIG.

@@ -24,8 +24,10 @@
 #
 #   hack/test-deploy.sh          steps 1 to 5
 #   hack/test-deploy.sh build    make docker-build only (no cluster needed: make
-#                                test-kind runs it while kind-up makes the cluster)
-#   hack/test-deploy.sh load     make kind-load only (the images built)
+#                                test-kind runs it while kind-up makes the cluster),
+#                                the lessons' images too (lesson_images below)
+#   hack/test-deploy.sh load     make kind-load only (the images built), the
+#                                lessons' images too
 #   hack/test-deploy.sh deploy   steps 2 to 5 (the images loaded)
 #
 # kubebuilder-guestbook is deployed with its webhooks off (config/default needs
@@ -229,6 +231,29 @@ controllers=(
 	"cloud-provider-example cloud-provider-example-system cloud-provider-example controller-kit/cloud-provider-example yes"
 )
 
+# The tiers whose lessons' kind checks deploy images of their own (lesson 7's
+# driver and sidecars, as make deploy-csi does): built and loaded in step 1
+# with the controllers' images, under the tags the checks use (the tier's own,
+# the git commit), so that the lesson's lane finds them and builds nothing
+# again. Not deployed here: the checks deploy them, with the Reconciler under
+# test.
+lesson_images=(csi-driver-example)
+
+# build_lesson_images TIER and load_lesson_images TIER: its make docker-build
+# and kind-load, with the tier's own tags.
+build_lesson_images() {
+	local t=$1 t0=$SECONDS
+	make --no-print-directory -C "$t" docker-build >"$KIT_OUT/deploy-$t.log" 2>&1 ||
+		{ kit_log "$t: building its images FAILED"; cat "$KIT_OUT/deploy-$t.log"; return 1; }
+	kit_log "$t: built its images, for its lesson's kind checks ($((SECONDS - t0)) s)"
+}
+load_lesson_images() {
+	local t=$1 t0=$SECONDS
+	make --no-print-directory -C "$t" kind-load KIND_CLUSTER="$KIT_CLUSTER" >>"$KIT_OUT/deploy-$t.log" 2>&1 ||
+		{ kit_log "$t: loading its images FAILED"; cat "$KIT_OUT/deploy-$t.log"; return 1; }
+	kit_log "$t: loaded its images into $KIT_CLUSTER ($((SECONDS - t0)) s)"
+}
+
 mode=${1:-all}
 case $mode in all | build | load | deploy) ;; *)
 	echo "test-deploy.sh: unknown argument $mode; want build, load, deploy or nothing (all three)" >&2
@@ -241,12 +266,19 @@ if [ "$mode" = all ] || [ "$mode" = build ]; then
 		read -r t ns d repo elects <<<"$c"
 		build "$t" "$repo" || { failed+=("$t"); broken[$t]=1; }
 	done
+	for t in "${lesson_images[@]}"; do
+		build_lesson_images "$t" || { failed+=("$t"); broken[$t]=1; }
+	done
 fi
 if [ "$mode" = all ] || [ "$mode" = load ]; then
 	for c in "${controllers[@]}"; do
 		read -r t ns d repo elects <<<"$c"
 		[ -z "${broken[$t]:-}" ] || continue
 		load "$t" "$repo" || { failed+=("$t"); broken[$t]=1; }
+	done
+	for t in "${lesson_images[@]}"; do
+		[ -z "${broken[$t]:-}" ] || continue
+		load_lesson_images "$t" || { failed+=("$t"); broken[$t]=1; }
 	done
 fi
 if [ "$mode" = all ] || [ "$mode" = deploy ]; then
@@ -281,7 +313,7 @@ if [ ${#failed[@]} -gt 0 ]; then
 	exit 1
 fi
 case $mode in
-build) kit_log "every controller's image built" ;;
-load) kit_log "every controller's image loaded into $KIT_CLUSTER" ;;
+build) kit_log "every controller's image built, and the images of ${lesson_images[*]}" ;;
+load) kit_log "every controller's image loaded into $KIT_CLUSTER, and the images of ${lesson_images[*]}" ;;
 *) kit_log "in-cluster path: every controller deployed restricted, reconciling, handed over where it elects a leader, and undeployed" ;;
 esac

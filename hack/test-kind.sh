@@ -4,7 +4,8 @@
 # own, controller-kit-kind-test (its node image chosen as make kind-up chooses:
 # KIND_NODE_IMAGE), deleted afterwards whether the checks pass or not.
 #
-#   1. every controller's image built (hack/test-deploy.sh build) while kind
+#   1. every controller's image built (hack/test-deploy.sh build), and the
+#      images lesson 7's kind checks deploy (its driver and sidecars), while kind
 #      makes the cluster, then loaded (load): first, before any Pod of the
 #      lessons runs: on a 2-CPU machine with cgroup v1, compiling beside the
 #      lessons' Pods made runc fail to freeze a Pod's cgroup ("unable to
@@ -23,8 +24,11 @@
 #      lessons, since the in-cluster workqueue-example labels Pods in every
 #      namespace and the in-cluster cloud-provider-example answers every Service
 #      of type LoadBalancer, as lessons 1 and 5's own controllers do.
-# Lesson 4 is not run: its checks swap a component of the kit's local cluster,
-# which a kind cluster does not have (its localClusterOnly). The checks that read the local cluster's
+# Lessons 4, 6 and 8 are not run: their lesson.yaml says localClusterOnly (lesson
+# 4's checks swap a component of the kit's local cluster, which a kind cluster
+# does not have). Lesson 7 runs with its kind checks (kindOnly: the driver
+# deployed, a real kubelet mounting its volumes), but for its attach check (its
+# localClusterOnly: it plays the kubelet by hand). The checks that read the local cluster's
 # audit log skip themselves on kind and say why, as on any cluster but the
 # local one. Needs a Docker engine (hack/cluster/require-docker.sh).
 set -euo pipefail

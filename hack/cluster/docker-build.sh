@@ -6,8 +6,9 @@
 #               pulled). For learners with internet.
 #   static      without pulling anything: the binary the Dockerfile builds, built
 #               here the same way (CGO_ENABLED=0, GOWORK=off, -trimpath), alone on
-#               an empty base (FROM scratch), run as uid 65532, no shell. For
-#               machines that cannot pull (the kit's development machines).
+#               an empty base (FROM scratch), run as the Dockerfile's USER (uid
+#               65532 in the tiers'; root for lesson 7's driver, which mounts), no
+#               shell. For machines that cannot pull (the kit's development machines).
 #
 # KIT_IMAGE_BUILD=dockerfile or static picks one; unset, dockerfile when every
 # base image the Dockerfile names is present or can be pulled, else static, and
@@ -56,6 +57,7 @@ static)
 	# its ENTRYPOINT runs.
 	pkg=$(sed -n 's/^RUN .*go build .* \([^ ]*\)$/\1/p' Dockerfile | tail -1)
 	entry=$(sed -n 's/^ENTRYPOINT \["\(\/[^"]*\)"\]$/\1/p' Dockerfile | tail -1)
+	user=$(sed -n 's/^USER \([^ ]*\)$/\1/p' Dockerfile | tail -1)
 	[ -n "$pkg" ] && [ -n "$entry" ] ||
 		kit_die "$tier/Dockerfile has no 'RUN ... go build ... PACKAGE' or no 'ENTRYPOINT [\"/BINARY\"]' line to follow"
 	ctx=$(mktemp -d)
@@ -65,7 +67,7 @@ static)
 	cat >"$ctx/Dockerfile" <<EOF
 FROM scratch
 COPY ${entry#/} $entry
-USER 65532:65532
+USER ${user:-65532:65532}
 ENTRYPOINT ["$entry"]
 EOF
 	DOCKER_BUILDKIT=0 docker build -q --label dev.controller-kit.image-build=static -t "$img" "$ctx" >/dev/null 2>"$ctx/build.log" ||

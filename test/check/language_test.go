@@ -83,7 +83,7 @@ func TestJapaneseReportKeepsOneLanguageToALine(t *testing.T) {
 	}
 	res := results(map[string]string{"TestFails": "fail", "TestQuiet": "fail", "TestEmpty": "fail", "TestOnKind": "skip", "TestExercise": "skip"})
 	var out strings.Builder
-	report(&out, root, checks, res, options{logDir: logDir}, map[string]string{"run": "its Pods need a node that runs containers"})
+	report(&out, root, checks, res, options{logDir: logDir}, map[string]string{"run": "its Pods need a node that runs containers"}, false)
 	runner := &suiteRunner{w: &out, lesson: &kittest.Lesson{Number: "4", KubeSource: true}, o: options{lesson: "4", timeout: "30s"}}
 	runner.what = whatIsChecked(learnerTexts(), "stub", "scale-to-zero", "scale-to-zero")
 	runner.printChecking()

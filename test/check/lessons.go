@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/controller-kit/controller-kit/test/kittest"
 )
@@ -123,9 +122,9 @@ func kindOnlyHere(l *lesson, onKind func() bool) map[string]string {
 	return skipped
 }
 
-// onKind reports whether the cluster the suites use is a kind cluster (its
-// kubeconfig's context is kind-*): there the kind-only exercises run.
+// onKind reports whether the cluster the suites use is a kind cluster
+// (kittest.OnKind): there the kind-only exercises and checks run, and the
+// checks marked localClusterOnly do not.
 func onKind() bool {
-	config, _, err := kittest.LoadKubeconfig()
-	return err == nil && strings.HasPrefix(config.CurrentContext, "kind-")
+	return kittest.OnKind()
 }

@@ -117,9 +117,63 @@ func TestKindOnlyExerciseIsSkippedOnTheLocalClusterWithItsReason(t *testing.T) {
 	}
 	t.Setenv(kittest.LangEnv, "en")
 	var out strings.Builder
-	report(&out, root, l.Checks, results(map[string]string{"TestA": "pass", "TestExerciseNode": "skip"}), options{}, local)
+	report(&out, root, l.Checks, results(map[string]string{"TestA": "pass", "TestExerciseNode": "skip"}), options{}, local, false)
 	if !strings.Contains(out.String(), "skip  exercise node runs on kind only: "+reason) {
 		t.Errorf("the report of a kind-only exercise on the local cluster:\n%s\nwant a skip line with its reason", out.String())
+	}
+}
+
+// TestCheckOfAnotherClusterIsOneSkipLineNeitherPassNorFail reads a made-up
+// lesson with a check marked kindOnly and one marked localClusterOnly: on
+// each cluster the one that does not run there is one skip line with its
+// reason, counted neither as passed nor as failed, and the stub step holds it
+// to nothing; a marked check whose test ran anyway is a problem of the table
+// that names kittest.SkipElsewhere.
+func TestCheckOfAnotherClusterIsOneSkipLineNeitherPassNorFail(t *testing.T) {
+	l, err := kittest.ParseLesson([]byte(lessonFile("7", "shared", "")+
+		"- test: TestK\n  behaviour: k\n  hint: h\n  reread: '#a'\n  stubFails: true\n  kindOnly: a real kubelet\n"+
+		"- test: TestL\n  behaviour: l\n  hint: h\n  reread: '#a'\n  stubFails: true\n  localClusterOnly: a kwok node played by hand\n"+
+		"- test: TestM\n  behaviour: m\n  hint: h\n  reread: '#a'\n  kindOnly: a real kubelet\n"), "seven/test/e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "docs", "lessons"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "docs", "lessons", "07.md"), []byte("## A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(kittest.LangEnv, "en")
+	for _, tc := range []struct {
+		name    string
+		onKind  bool
+		actions map[string]string
+		o       options
+		code    int
+		want    []string
+	}{
+		{"local cluster", false, map[string]string{"TestA": "pass", "TestK": "skip", "TestL": "fail", "TestM": "skip"}, options{}, 1,
+			[]string{"skip  k (runs on kind only: a real kubelet; make kind-up", "skip  m (as above)\n", "1 of 2 checks pass"}},
+		{"kind", true, map[string]string{"TestA": "pass", "TestK": "pass", "TestL": "skip", "TestM": "pass"}, options{}, 0,
+			[]string{"skip  l (runs on the local cluster only: a kwok node played by hand)", "3 of 3 checks pass"}},
+		{"the stub on kind", true, map[string]string{"TestA": "pass", "TestK": "fail", "TestL": "skip", "TestM": "pass"}, options{expectStub: true}, 0,
+			[]string{"skip  l (runs on the local cluster only", "exactly the checks its table expects"}},
+		{"a marked check that ran", false, map[string]string{"TestA": "pass", "TestK": "pass", "TestL": "pass", "TestM": "skip"}, options{}, 1,
+			[]string{"TestK: its row keeps it to another cluster", "kittest.SkipElsewhere(t)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			code := report(&out, root, l.Checks, results(tc.actions), tc.o, nil, tc.onKind)
+			for _, want := range tc.want {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("report:\n%s\nwant %q in it", out.String(), want)
+				}
+			}
+			if code != tc.code {
+				t.Errorf("report's code %d, want %d\n%s", code, tc.code, out.String())
+			}
+		})
 	}
 }
 

@@ -79,7 +79,7 @@ func TestReportExpectStubHoldsTheTableToTheRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out strings.Builder
-			code := report(&out, root, checks, results(tc.actions), options{expectStub: true}, nil)
+			code := report(&out, root, checks, results(tc.actions), options{expectStub: true}, nil, false)
 			if code != tc.wantCode || !strings.Contains(out.String(), tc.wantText) {
 				t.Errorf("exit code %d, want %d; output does not contain %q?\n%s", code, tc.wantCode, tc.wantText, out.String())
 			}
@@ -95,7 +95,7 @@ func TestReportPrintsHintAndSectionForAFailure(t *testing.T) {
 	}
 	checks := []check{{Test: "TestX", Behaviour: "x happens", Hint: "do x", Reread: "l.md#a"}}
 	var out strings.Builder
-	code := report(&out, root, checks, results(map[string]string{"TestX": "fail"}), options{}, nil)
+	code := report(&out, root, checks, results(map[string]string{"TestX": "fail"}), options{}, nil, false)
 	for _, want := range []string{"FAIL  x happens", "hint:   do x", "reread: l.md#a", "| x_test.go:12: timed out waiting for TestX", "0 of 1 checks pass"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
@@ -277,7 +277,7 @@ func TestReportSpeaksJapaneseToAJapaneseReader(t *testing.T) {
 	}
 	checks := []check{{Test: "TestX", Behaviour: "x happens", Hint: "do x", Reread: "l.md#a"}}
 	var out strings.Builder
-	report(&out, root, checks, results(map[string]string{"TestX": "fail"}), options{}, nil)
+	report(&out, root, checks, results(map[string]string{"TestX": "fail"}), options{}, nil, false)
 	for _, want := range []string{"FAIL  x happens", japanese.hint + "do x", japanese.reread + "l.md#a", "1個のチェックのうち0個に合格しました", japanese.fixFirst} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
@@ -326,7 +326,7 @@ func TestReportPrintsASkippedExerciseOnce(t *testing.T) {
 		{Test: "TestB2", Behaviour: "exercise b: two", Reread: "l.md#a", Exercise: "b"},
 	}
 	var out strings.Builder
-	report(&out, root, checks, results(map[string]string{"TestA1": "skip", "TestA2": "skip", "TestB1": "pass", "TestB2": "pass"}), options{}, nil)
+	report(&out, root, checks, results(map[string]string{"TestA1": "skip", "TestA2": "skip", "TestB1": "pass", "TestB2": "pass"}), options{}, nil, false)
 	if got := strings.Count(out.String(), "skip  exercise a (EXERCISE=a runs it)"); got != 1 {
 		t.Errorf("the skipped exercise a is %d lines, want one:\n%s", got, out.String())
 	}

@@ -14,19 +14,33 @@ import (
 
 // report prints one line per check, in the table's order, then the tests the
 // table does not describe, and a summary; it returns the exit code. kindOnly
-// are the exercises skipped on this cluster, with the reason each gives.
-func report(w io.Writer, root string, checks []check, results map[string]*result, o options, kindOnly map[string]string) int {
+// are the exercises skipped on this cluster, with the reason each gives;
+// onKind says whether the cluster is a kind cluster, where the checks marked
+// localClusterOnly skip themselves, as those marked kindOnly do elsewhere
+// (kittest.Check.NotHere): neither a pass nor a failure, one line each.
+func report(w io.Writer, root string, checks []check, results map[string]*result, o options, kindOnly map[string]string, onKind bool) int {
 	passed, failed, problems := 0, 0, []string{}
 	t := learnerTexts()
 	shown := newShownSoFar()
 	described := map[string]bool{}
 	skippedExercises := map[string]bool{}
+	notHere := "" // the reason of the last check printed as not running here
 	for _, c := range checks {
 		described[c.Test] = true
 		if err := sectionExists(root, c.Reread); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", c.Test, err))
 		}
 		status := outcome(c.Test, results)
+		if reason := c.NotHere(onKind); reason != "" {
+			if problem := notHereProblem(c, status); problem != "" {
+				problems = append(problems, problem)
+			}
+			if status != "" || o.run == "" {
+				printNotHere(w, c, reason, reason == notHere, onKind)
+				notHere = reason
+			}
+			continue
+		}
 		switch status {
 		case "pass":
 			passed++
@@ -91,6 +105,31 @@ func printSkip(w io.Writer, c check, res *result, kindOnly map[string]string) {
 			fmt.Fprintf(w, "      | %s\n", line)
 		}
 	}
+}
+
+// printNotHere prints, on one line, a check that does not run on this cluster
+// and why (a kind cluster when onKind, else the local one); asAbove says the
+// check printed before it gave the same reason, which is then not repeated.
+func printNotHere(w io.Writer, c check, reason string, asAbove, onKind bool) {
+	t := learnerTexts()
+	switch {
+	case asAbove:
+		fmt.Fprintf(w, "skip  "+t.skipAsAbove+"\n", c.Behaviour)
+	case onKind:
+		fmt.Fprintf(w, "skip  "+t.skipLocalOnlyCheck+"\n", c.Behaviour, reason)
+	default:
+		fmt.Fprintf(w, "skip  "+t.skipKindOnlyCheck+"\n", c.Behaviour, reason)
+	}
+}
+
+// notHereProblem says what is wrong with a check that does not run on this
+// cluster when its test did not skip itself: it ran, and what it found means
+// nothing here, so its test must call kittest.SkipElsewhere first.
+func notHereProblem(c check, status string) string {
+	if status == "skip" || status == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: its row keeps it to another cluster (kindOnly or localClusterOnly), but it ran here (%s): call kittest.SkipElsewhere(t) first in the test", c.Test, status)
 }
 
 // stubProblem says, with -expect-stub, what is wrong with the table when the

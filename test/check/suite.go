@@ -79,8 +79,10 @@ type suiteRunner struct {
 	// env is the suite's environment and what the first line says is checked.
 	env, what []string
 	// kindOnly are the exercises skipped on this cluster, with the reason each
-	// gives (kindOnlyHere).
+	// gives (kindOnlyHere); onKind says whether the cluster is a kind cluster,
+	// which keeps some checks from running (kittest.Check.NotHere).
 	kindOnly map[string]string
+	onKind   bool
 	// testBin is the suite's test binary.
 	testBin string
 }
@@ -156,7 +158,8 @@ func (r *suiteRunner) chooseWhatRuns() error {
 	if l.OnlyExercises && o.exercise == "" {
 		o.exercise = l.ExerciseNames() // the lesson's checks are its exercises
 	}
-	r.kindOnly = kindOnlyHere(l, onKind)
+	r.onKind = onKind()
+	r.kindOnly = kindOnlyHere(l, func() bool { return r.onKind })
 	o.exercise = withoutKindOnly(o.exercise, r.kindOnly)
 	var err error
 	switch {
@@ -304,7 +307,7 @@ func (r *suiteRunner) report(tests *testRun, start time.Time) *suiteRun {
 		return &suiteRun{code: 1}
 	}
 	checks := r.lesson.Checks
-	code := report(r.w, r.root, checks, results, r.o, r.kindOnly)
+	code := report(r.w, r.root, checks, results, r.o, r.kindOnly, r.onKind)
 	fmt.Fprintf(r.w, "(%s)\n", time.Since(start).Round(time.Second))
 	status := map[string]string{}
 	for _, c := range checks {

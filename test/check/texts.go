@@ -14,6 +14,11 @@ type texts struct {
 	// skipExercise takes the exercise's name twice; skipKindOnly the exercise's
 	// name and why it needs a kind cluster (LessonExercise.KindOnly).
 	skipExercise, skipKindOnly string
+	// skipKindOnlyCheck and skipLocalOnlyCheck take a check's behaviour and why
+	// it needs a kind cluster (kittest.Check.KindOnly), or the local cluster
+	// (kittest.Check.LocalClusterOnly); skipAsAbove takes the behaviour of a
+	// check skipped for the reason of the one above it.
+	skipKindOnlyCheck, skipLocalOnlyCheck, skipAsAbove string
 	// didNotFinish takes the behaviour of a check whose test never ended.
 	didNotFinish string
 	// summary takes the checks passed and the checks run; fixFirst follows it
@@ -49,6 +54,9 @@ var english = texts{
 	hint: "hint:   ", needs: "needs:  ", reread: "reread: ", log: "log:    ", panic: "panic:  ", api: "api:    ",
 	skipExercise:             "exercise %s (EXERCISE=%s runs it)",
 	skipKindOnly:             "exercise %s runs on kind only: %s (make kind-up, then the same command)",
+	skipKindOnlyCheck:        "%s (runs on kind only: %s; make kind-up, then the same command)",
+	skipLocalOnlyCheck:       "%s (runs on the local cluster only: %s)",
+	skipAsAbove:              "%s (as above)",
 	didNotFinish:             "%s (did not run to the end)",
 	summary:                  "%d of %d checks pass",
 	fixFirst:                 ": fix the first FAIL above, then run the same command again",
@@ -87,6 +95,9 @@ var japanese = texts{
 	hint: "hint:   ", needs: "needs:  ", reread: "復習:   ", log: "ログ:   ", panic: "panic:  ", api: "API:    ",
 	skipExercise:             "演習 %s（EXERCISE=%sで実行します）",
 	skipKindOnly:             "演習 %s はkindでのみ動きます。make kind-upのあと、同じコマンドを実行してください。\n      why:    %s",
+	skipKindOnlyCheck:        "%s\n      kindでのみ動くチェックです。make kind-upのあと、同じコマンドを実行してください。\n      why:    %s",
+	skipLocalOnlyCheck:       "%s\n      ローカルクラスターでのみ動くチェックです。\n      why:    %s",
+	skipAsAbove:              "%s\n      （上と同じ理由です）",
 	didNotFinish:             "%s\n      （このチェックは最後まで実行されませんでした）",
 	summary:                  "%[2]d個のチェックのうち%[1]d個に合格しました",
 	fixFirst:                 "。上の最初のFAILを直してから、同じコマンドをもう一度実行してください",

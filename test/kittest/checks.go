@@ -84,6 +84,52 @@ type Check struct {
 	// sentence) in the lesson's "Your own Reconciler" section: `make verify-docs`
 	// fails otherwise, and `make check` prints them under a failing check.
 	Contracts []string `json:"contracts,omitempty"`
+	// KindOnly, when set, says why the check needs a kind cluster (say, a real
+	// kubelet, which the local cluster's kwok nodes are not): on any other
+	// cluster its test skips itself (SkipElsewhere) and make check prints one
+	// line with this reason, neither a pass nor a failure.
+	KindOnly string `json:"kindOnly,omitempty"`
+	// LocalClusterOnly, when set, says why the check needs the kit's local
+	// cluster (say, it plays by hand the part of a kubelet that a kind node
+	// runs for real): on kind its test skips itself and make check prints one
+	// line with this reason. A lesson whose checks all need it says so once,
+	// Lesson.LocalClusterOnly, and make test-kind leaves it out.
+	LocalClusterOnly string `json:"localClusterOnly,omitempty"`
+}
+
+// NotHere returns why the check does not run on the cluster the suites use,
+// a kind cluster when onKind is true, else the local cluster (or any other):
+// its LocalClusterOnly on kind, its KindOnly elsewhere; "" when it runs there.
+func (c Check) NotHere(onKind bool) string {
+	if onKind {
+		return c.LocalClusterOnly
+	}
+	return c.KindOnly
+}
+
+// SkipElsewhere skips the test, with the reason its row of the suite's lesson
+// file gives, when that row keeps it to a cluster other than the one the suite
+// runs on (Check.KindOnly, Check.LocalClusterOnly; see OnKind). A check with
+// either mark calls it first; make check holds it to that.
+func SkipElsewhere(t testing.TB) {
+	t.Helper()
+	if suiteChecks == nil {
+		t.Fatal("kittest.SkipElsewhere reads the suite's lesson file, which kittest.Suite.Run reads before the tests: call it from a suite's test")
+	}
+	top, _, _ := strings.Cut(t.Name(), "/")
+	for _, c := range suiteChecks {
+		if c.Test != t.Name() && c.Test != top {
+			continue
+		}
+		onKind := OnKind()
+		switch reason := c.NotHere(onKind); {
+		case reason != "" && onKind:
+			t.Skipf("runs on the local cluster only (lesson.yaml's localClusterOnly): %s", reason)
+		case reason != "":
+			t.Skipf("runs on kind only (lesson.yaml's kindOnly): %s; make kind-up, then the same command", reason)
+		}
+		return
+	}
 }
 
 // Exercise skips the test unless $EXERCISE names exercise (alone or in a comma

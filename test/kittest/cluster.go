@@ -97,6 +97,15 @@ func LoadKubeconfig() (clientcmdapi.Config, string, error) {
 	return *raw, path, nil
 }
 
+// OnKind reports whether the cluster the suites use is a kind cluster: the
+// current context of its kubeconfig is kind-NAME, as kind names it (a refused
+// or missing kubeconfig is no kind cluster). The checks marked kindOnly run
+// there, those marked localClusterOnly everywhere else (Check.NotHere).
+func OnKind() bool {
+	config, _, err := LoadKubeconfig()
+	return err == nil && strings.HasPrefix(config.CurrentContext, "kind-")
+}
+
 // IsKitCluster reports whether context is the kubeconfig context of a local
 // cluster the kit under root made, whatever its name: hack/cluster/local-up.sh
 // names the context kwok-NAME for KIT_CLUSTER=NAME and writes

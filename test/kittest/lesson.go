@@ -68,7 +68,8 @@ type Lesson struct {
 	OneAtATime bool `json:"oneAtATime,omitempty"`
 	// LocalClusterOnly, when set, says why the lesson's checks need the kit's
 	// local cluster (say, they swap one of its components): make test-kind
-	// leaves the lesson out. Unset, the lesson runs on kind too.
+	// leaves the lesson out. Unset, the lesson runs on kind too, but for the
+	// checks that say so themselves (Check.LocalClusterOnly, Check.KindOnly).
 	LocalClusterOnly string `json:"localClusterOnly,omitempty"`
 	// Smoke is what make test runs of a lesson with a cluster of its own; only
 	// such a lesson has one, and it must.
@@ -126,7 +127,8 @@ type LessonExercise struct {
 // unknown field, a missing number, main, binary, doc or cluster, a check without
 // a test, behaviour, hint or reread, a test named twice, an exercise mark that
 // names no exercise, or a way of running that does not hold together (see
-// Cluster, Smoke, LocalClusterOnly and KindOnly).
+// Cluster, Smoke, LocalClusterOnly and KindOnly, the lesson's, an exercise's
+// and a check's).
 func ParseLesson(data []byte, dir string) (*Lesson, error) {
 	source := dir + "/" + LessonFile
 	var l Lesson
@@ -174,7 +176,9 @@ func (l *Lesson) checkRequired() error {
 }
 
 // checkRows checks the rows of Checks (each complete, one per test, an exercise
-// mark naming an exercise) and makes an anchor-only Reread a path into Doc.
+// mark naming an exercise, at most one cluster mark, none that the lesson's own
+// localClusterOnly contradicts or repeats) and makes an anchor-only Reread a
+// path into Doc.
 // ExerciseTestPrefix begins the name of every exercise's check (Check.Exercise),
 // so that `-run ExerciseTestPrefix` selects the exercises' checks and no other.
 const ExerciseTestPrefix = "TestExercise"
@@ -193,6 +197,12 @@ func (l *Lesson) checkRows() error {
 			return fmt.Errorf("%s: exercise %q is not one of the lesson's exercises (%s)", where, c.Exercise, l.ExerciseNames())
 		case c.Exercise != "" && !strings.HasPrefix(c.Test, ExerciseTestPrefix):
 			return fmt.Errorf("%s: a check of exercise %s is a test named %s...; rename the test (make test runs the exercises' checks by that prefix)", where, c.Exercise, ExerciseTestPrefix)
+		case c.KindOnly != "" && c.LocalClusterOnly != "":
+			return fmt.Errorf("%s: kindOnly (%s) and localClusterOnly (%s): no cluster could run it; drop one of the two", where, c.KindOnly, c.LocalClusterOnly)
+		case c.KindOnly != "" && l.LocalClusterOnly != "":
+			return fmt.Errorf("%s: kindOnly, but the lesson says localClusterOnly (%s), so make test-kind never runs it: drop the lesson's localClusterOnly and mark the checks that need the local cluster one by one", where, l.LocalClusterOnly)
+		case c.LocalClusterOnly != "" && l.LocalClusterOnly != "":
+			return fmt.Errorf("%s: localClusterOnly, which the lesson says of every check already (%s); drop the check's", where, l.LocalClusterOnly)
 		}
 		seen[c.Test] = true
 		if strings.HasPrefix(c.Reread, "#") {
@@ -230,7 +240,8 @@ func (l *Lesson) checkHowItRuns() error {
 
 // checkSmoke checks the smoke of a lesson with a cluster of its own: checks or
 // commands, not both nor neither, each check a row of the table that is no
-// exercise's (a smoke runs the reference), each command not empty.
+// exercise's (a smoke runs the reference) nor kind-only (make test runs it on
+// the local cluster), each command not empty.
 func (l *Lesson) checkSmoke() error {
 	s := l.Smoke
 	if s == nil || (len(s.Checks) == 0) == (len(s.Commands) == 0) {
@@ -243,6 +254,8 @@ func (l *Lesson) checkSmoke() error {
 			return fmt.Errorf("smoke.checks[%d]: %q is no test of the lesson's checks; name one of its rows' tests", i, name)
 		case l.Checks[j].Exercise != "":
 			return fmt.Errorf("smoke.checks[%d]: %s is a check of exercise %s, which the reference lacks; a smoke runs the reference, so name another", i, name, l.Checks[j].Exercise)
+		case l.Checks[j].KindOnly != "":
+			return fmt.Errorf("smoke.checks[%d]: %s runs on kind only (its kindOnly), and make test runs the smoke on the local cluster; name another", i, name)
 		}
 	}
 	for i, command := range s.Commands {

@@ -85,6 +85,21 @@ func TestParseLessonNamesTheFieldAtFault(t *testing.T) {
 	if l.Tier != "tier" || l.Suite != "test/e2e" || l.Checks[0].Reread != "docs/lessons/09.md#run-it" || l.Checks[1].Reread != "docs/other.md#x" {
 		t.Errorf("parsed %+v", l)
 	}
+	marked := strings.Replace(good, "  reread: '#run-it'\n", "  reread: '#run-it'\n  kindOnly: a real kubelet\n", 1)
+	marked = strings.Replace(marked, "  reread: docs/other.md#x\n", "  reread: docs/other.md#x\n  localClusterOnly: a kwok node\n", 1)
+	if l, err := ParseLesson([]byte(marked), "tier/test/e2e"); err != nil || l.Checks[0].KindOnly != "a real kubelet" || l.Checks[1].LocalClusterOnly != "a kwok node" {
+		t.Errorf("checks marked kindOnly and localClusterOnly: parsed %+v, %v", l, err)
+	} else {
+		for _, tc := range []struct {
+			check  int
+			onKind bool
+			want   string
+		}{{0, false, "a real kubelet"}, {0, true, ""}, {1, false, ""}, {1, true, "a kwok node"}} {
+			if got := l.Checks[tc.check].NotHere(tc.onKind); got != tc.want {
+				t.Errorf("%s.NotHere(onKind %v) = %q, want %q", l.Checks[tc.check].Test, tc.onKind, got, tc.want)
+			}
+		}
+	}
 	own := strings.Replace(good, "cluster: shared", "cluster: own", 1) + "oneAtATime: true\nsmoke:\n  checks: [TestA]\n"
 	if l, err := ParseLesson([]byte(own), "tier/test/e2e"); err != nil || l.Cluster != ClusterOwn || !l.OneAtATime || l.Smoke.Checks[0] != "TestA" {
 		t.Errorf("a lesson with a cluster of its own: parsed %+v, %v", l, err)
@@ -105,6 +120,10 @@ func TestParseLessonNamesTheFieldAtFault(t *testing.T) {
 		{"a smoke check that is no row", strings.Replace(good, "cluster: shared", "cluster: own", 1) + "smoke:\n  checks: [TestC]\n", "tier/test/e2e", `smoke.checks[0]: "TestC" is no test`},
 		{"a smoke check of an exercise", strings.Replace(good, "cluster: shared", "cluster: own", 1) + "smoke:\n  checks: [TestExerciseB]\n", "tier/test/e2e", "a smoke runs the reference"},
 		{"an empty smoke command", strings.Replace(good, "cluster: shared", "cluster: own", 1) + "smoke:\n  commands: ['  ']\n", "tier/test/e2e", "smoke.commands[0] is empty"},
+		{"a check kind only and local cluster only", strings.Replace(good, "  reread: '#run-it'\n", "  reread: '#run-it'\n  kindOnly: a real kubelet\n  localClusterOnly: a kwok node\n", 1), "tier/test/e2e", "TestA): kindOnly (a real kubelet) and localClusterOnly (a kwok node): no cluster could run it"},
+		{"a check kind only in a lesson on the local cluster only", strings.Replace(good, "  reread: '#run-it'\n", "  reread: '#run-it'\n  kindOnly: a real kubelet\n", 1) + "localClusterOnly: a component swapped\n", "tier/test/e2e", "TestA): kindOnly, but the lesson says localClusterOnly"},
+		{"a check local cluster only in a lesson that says so", strings.Replace(good, "  reread: '#run-it'\n", "  reread: '#run-it'\n  localClusterOnly: a kwok node\n", 1) + "localClusterOnly: a component swapped\n", "tier/test/e2e", "drop the check's"},
+		{"a smoke check kind only", strings.Replace(strings.Replace(good, "cluster: shared", "cluster: own", 1), "  reread: '#run-it'\n", "  reread: '#run-it'\n  kindOnly: a real kubelet\n", 1) + "smoke:\n  checks: [TestA]\n", "tier/test/e2e", "smoke.checks[0]: TestA runs on kind only"},
 		{"kind only on the local cluster only", strings.Replace(good, "- name: extra\n", "- name: extra\n  kindOnly: a real kubelet\n", 1) + "localClusterOnly: a component swapped\n", "tier/test/e2e", "drop one of the two"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,5 +150,49 @@ func TestKitKubeconfigIsLibShsRule(t *testing.T) {
 		if got, want := KitKubeconfig(root, name), strings.TrimSpace(string(out)); got != want {
 			t.Errorf("KitKubeconfig(%q) = %s, hack/lib.sh says %s", name, got, want)
 		}
+	}
+}
+
+// TestSkipElsewhereSkipsACheckKeptToAnotherCluster: a check whose row says
+// kindOnly skips itself where the kubeconfig's context is no kind cluster's,
+// one whose row says localClusterOnly skips itself on kind, and a check
+// without a mark runs on both.
+func TestSkipElsewhereSkipsACheckKeptToAnotherCluster(t *testing.T) {
+	saved := suiteChecks
+	t.Cleanup(func() { suiteChecks = saved })
+	for _, tc := range []struct {
+		context string
+		skipped string
+	}{
+		{"kind-x", "local-only"},
+		{"kwok-x", "kind-only"},
+	} {
+		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+		config := "apiVersion: v1\nkind: Config\ncurrent-context: " + tc.context + "\ncontexts:\n- name: " + tc.context + "\n  context: {cluster: c, user: u}\n" +
+			"clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\nusers:\n- name: u\n  user: {}\n"
+		if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("KUBECONFIG", kubeconfig)
+		t.Setenv(AnyContextEnv, "1")
+		t.Run(tc.context, func(t *testing.T) {
+			suiteChecks = []Check{
+				{Test: t.Name() + "/kind-only", KindOnly: "a real kubelet"},
+				{Test: t.Name() + "/local-only", LocalClusterOnly: "a kwok node"},
+				{Test: t.Name() + "/anywhere"},
+			}
+			for _, name := range []string{"kind-only", "local-only", "anywhere"} {
+				ran := false
+				skipped := false
+				t.Run(name, func(t *testing.T) {
+					defer func() { skipped = t.Skipped() }()
+					SkipElsewhere(t)
+					ran = true
+				})
+				if want := name == tc.skipped; skipped != want || ran == want {
+					t.Errorf("on context %s, %s: skipped %v and ran %v; want it skipped: %v", tc.context, name, skipped, ran, want)
+				}
+			}
+		})
 	}
 }

@@ -67,8 +67,12 @@ func (s *Suite) Run(m *testing.M) int {
 }
 
 // suiteLesson is the lesson number of the suite running in this test binary, for
-// messages that name a make check command (see Exercise).
-var suiteLesson = "N"
+// messages that name a make check command (see Exercise), and suiteChecks its
+// rows (see SkipElsewhere); both set by Suite.Run.
+var (
+	suiteLesson = "N"
+	suiteChecks []Check
+)
 
 // start is everything Run does before the tests.
 func (s *Suite) start() error {
@@ -76,7 +80,7 @@ func (s *Suite) start() error {
 	if err != nil {
 		return fmt.Errorf("reading the suite's lesson file: %w (embed it: //go:embed %s, Suite{File: ...})", err, LessonFile)
 	}
-	s.Lesson, suiteLesson = l, l.Number
+	s.Lesson, suiteLesson, suiteChecks = l, l.Number, l.Checks
 	s.TierDir = filepath.Join(root, l.Tier)
 	if err := runAsTheLessonSays(l); err != nil {
 		return err

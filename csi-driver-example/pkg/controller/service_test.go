@@ -14,6 +14,7 @@ import (
 	"github.com/controller-kit/controller-kit/csi-driver-example/internal/testserver"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/controller"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/driver"
+	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/node"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/volumes"
 )
 
@@ -35,7 +36,7 @@ func startReference(t *testing.T, stateDir string) csi.ControllerClient {
 	conn := testserver.Start(t,
 		&driver.Identity{Name: "test.csi.controller-kit.dev"},
 		&controller.Service{Volumes: store, NodeID: nodeID, MaxCapacityBytes: maxBytes},
-		&driver.Node{NodeID: nodeID})
+		&node.StubService{NodeID: nodeID})
 	return csi.NewControllerClient(conn)
 }
 

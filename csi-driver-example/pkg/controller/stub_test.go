@@ -11,6 +11,7 @@ import (
 	"github.com/controller-kit/controller-kit/csi-driver-example/internal/testserver"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/controller"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/driver"
+	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/node"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/volumes"
 )
 
@@ -22,7 +23,7 @@ func TestStubAnswersUnimplementedButListsTheCallsToWrite(t *testing.T) {
 	conn := testserver.Start(t,
 		&driver.Identity{Name: "test.csi.controller-kit.dev"},
 		&controller.StubService{Volumes: store, NodeID: nodeID, MaxCapacityBytes: maxBytes},
-		&driver.Node{NodeID: nodeID})
+		&node.StubService{NodeID: nodeID})
 	c := csi.NewControllerClient(conn)
 	ctx := context.Background()
 

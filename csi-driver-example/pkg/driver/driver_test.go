@@ -9,26 +9,25 @@ import (
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/controller-kit/controller-kit/csi-driver-example/internal/testserver"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/controller"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/driver"
+	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/node"
 )
 
 const driverName = "test.csi.controller-kit.dev"
 
-// start serves Identity and Node, beside the stub Controller service: they
-// answer the same whichever Controller service runs.
-func start(t *testing.T) (csi.IdentityClient, csi.NodeClient) {
+// start serves Identity, beside the stub Controller and Node services: it
+// answers the same whichever of them run.
+func start(t *testing.T) csi.IdentityClient {
 	t.Helper()
-	conn := testserver.Start(t, &driver.Identity{Name: driverName}, &controller.StubService{}, &driver.Node{NodeID: "node-1"})
-	return csi.NewIdentityClient(conn), csi.NewNodeClient(conn)
+	conn := testserver.Start(t, &driver.Identity{Name: driverName}, &controller.StubService{}, &node.StubService{NodeID: "node-1"})
+	return csi.NewIdentityClient(conn)
 }
 
 func TestIdentityNamesTheDriverAndItsControllerService(t *testing.T) {
-	identity, _ := start(t)
+	identity := start(t)
 	ctx := context.Background()
 
 	info, err := identity.GetPluginInfo(ctx, &csi.GetPluginInfoRequest{})
@@ -49,39 +48,6 @@ func TestIdentityNamesTheDriverAndItsControllerService(t *testing.T) {
 
 	if _, err := identity.Probe(ctx, &csi.ProbeRequest{}); err != nil {
 		t.Errorf("Probe: %v", err)
-	}
-}
-
-func TestNodeAnswersItsIDAndNothingPublished(t *testing.T) {
-	_, node := start(t)
-	ctx := context.Background()
-
-	info, err := node.NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.GetNodeId() != "node-1" {
-		t.Errorf("NodeGetInfo: node_id %q, want node-1 (--node-id)", info.GetNodeId())
-	}
-	caps, err := node.NodeGetCapabilities(ctx, &csi.NodeGetCapabilitiesRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(caps.GetCapabilities()) != 0 {
-		t.Errorf("NodeGetCapabilities: %v, want none (no STAGE_UNSTAGE_VOLUME)", caps.GetCapabilities())
-	}
-
-	missing := filepath.Join(t.TempDir(), "target")
-	if _, err := node.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: "vol-1", TargetPath: missing}); err != nil {
-		t.Errorf("NodeUnpublishVolume where nothing is: %v, want success", err)
-	}
-	_, err = node.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: "vol-1"})
-	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "target_path") {
-		t.Errorf("NodeUnpublishVolume without target_path: %v, want InvalidArgument naming target_path", err)
-	}
-	_, err = node.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: "vol-1", TargetPath: missing})
-	if status.Code(err) != codes.Unimplemented {
-		t.Errorf("NodePublishVolume: %v, want Unimplemented (part 2)", err)
 	}
 }
 

@@ -1,10 +1,11 @@
 // Package driver is the part of the toy CSI driver a learner does not change:
-// the Identity and Node services, and the gRPC server on the unix socket that
-// serves them beside the Controller service (pkg/controller, the learner's
-// part). The sidecars need Identity to be right before they call anything
-// else, so it answers the same whichever Controller service runs.
+// the Identity service, and the gRPC server on the unix socket that serves it
+// beside the Controller and Node services (pkg/controller and pkg/node, the
+// learner's parts). The sidecars and the kubelet need Identity to be right
+// before they call anything else, so it answers the same whichever Controller
+// and Node services run.
 //
-// Compare with pkg/hostpath/identityserver.go and nodeserver.go in
+// Compare with pkg/hostpath/identityserver.go in
 // github.com/kubernetes-csi/csi-driver-host-path; the rules are the CSI spec's
 // (v1.14.0, spec.md), whose sections each method names.
 package driver

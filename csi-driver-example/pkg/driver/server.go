@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 )
 
 // maxSocketPath is the longest path a unix socket may have on Linux
@@ -77,6 +78,16 @@ func NewServer(identity csi.IdentityServer, controller csi.ControllerServer, nod
 	csi.RegisterIdentityServer(srv, identity)
 	csi.RegisterControllerServer(srv, controller)
 	csi.RegisterNodeServer(srv, node)
+	return srv
+}
+
+// NewRegistrationServer returns a gRPC server with the kubelet's plugin
+// registration service registered (see pkg/registration), logging every call
+// as NewServer's does. It serves a socket of its own, in the kubelet's
+// plugins registry folder, which the kubelet watches.
+func NewRegistrationServer(registration registerapi.RegistrationServer) *grpc.Server {
+	srv := grpc.NewServer(grpc.UnaryInterceptor(logCalls))
+	registerapi.RegisterRegistrationServer(srv, registration)
 	return srv
 }
 

@@ -27,6 +27,7 @@ import (
 // csi-attacher marks attached, through the driver's ControllerPublishVolume;
 // deleting the Pod detaches the volume, and the VolumeAttachment goes away.
 func TestPodOnANodeGetsItsVolumeAttachedAndDetached(t *testing.T) {
+	kittest.SkipElsewhere(t)
 	t.Parallel()
 	cs := kittest.Clientset(t)
 	d := newTestDriver(t, "csi-attach", onNodeOfNamespace)
