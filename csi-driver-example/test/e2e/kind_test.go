@@ -59,6 +59,14 @@ const (
 	podImage = "busybox:1.36"
 )
 
+// registrationDeadline is how long a check waits for the kubelet to register
+// the driver: the longer of deadline and 2 minutes 30 seconds, since it does
+// not only depend on the driver. After a registration that failed (the stub's,
+// or a learner's driver before it was fixed), the kubelet tries the same
+// socket again only after a backoff that doubles up to 2 minutes 2 seconds
+// (its goroutinemap's exponentialbackoff), even for a new driver's Pod.
+var registrationDeadline = max(deadline, 150*time.Second)
+
 var (
 	// deployOnce deploys the driver once per run of the suite; deployErr is
 	// what it said.
@@ -169,7 +177,7 @@ func waitRegistered(t *testing.T, cs kubernetes.Interface, node string, since ti
 	if unregistered != "" {
 		t.Fatalf("the kubelet of %s never registered the driver in %s: skipped waiting again; fix that first (exercise 3)", node, unregistered)
 	}
-	stop := time.Now().Add(deadline)
+	stop := time.Now().Add(registrationDeadline)
 	var last error
 	for time.Now().Before(stop) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -182,7 +190,7 @@ func waitRegistered(t *testing.T, cs kubernetes.Interface, node string, since ti
 		time.Sleep(time.Second)
 	}
 	unregistered = t.Name()
-	msg := fmt.Sprintf("the kubelet of %s did not register the driver %s within %s: CSINode %s does not list it", node, shippedDriverName, deadline, node)
+	msg := fmt.Sprintf("the kubelet of %s did not register the driver %s within %s: CSINode %s does not list it", node, shippedDriverName, registrationDeadline, node)
 	if last != nil {
 		msg += fmt.Sprintf(" (%v)", last)
 	}
@@ -491,8 +499,8 @@ func TestDeletedPodLeavesNoMount(t *testing.T) {
 		remove = append(remove, fmt.Sprintf("  %s (remove it: docker exec %s umount %s)", m, node, m))
 	}
 	t.Errorf("Pod user deleted %s ago, and its volume %s is still mounted on node %s:\n%s\n"+
-		"the kubelet's lines about it:\n%s\n(make undeploy-csi removes them too)",
-		deadline, id, node, strings.Join(remove, "\n"), kubeletLines(node, since, "Unmount"))
+		"the kubelet's last lines about the volume:\n%s\n(make undeploy-csi removes them too)",
+		deadline, id, node, strings.Join(remove, "\n"), kubeletLines(node, since, id))
 }
 
 // TestRestartedNodePluginRegistersAgain: the node plugin's Pod deleted, the
