@@ -47,6 +47,8 @@ class=csi-driver-example
 # The driver's name, as main.go's DefaultDriverName and config/csidriver.yaml
 # give it.
 driver=$(sed -n 's/^  name: //p' "$config/csidriver.yaml" | head -n 1)
+# Never empty: the folders below, which undeploy removes, end with it.
+[ -n "$driver" ] || kit_die "$config/csidriver.yaml names no driver (no '  name: ' line under metadata): put the driver's name back"
 # The folders of the driver on a node (config/deploy/node.yaml's flags).
 state_dir=/var/lib/csi-driver-example
 plugin_dir=/var/lib/kubelet/plugins/$driver
