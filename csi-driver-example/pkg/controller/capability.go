@@ -19,10 +19,12 @@ var singleNodeModes = map[csi.VolumeCapability_AccessMode_Mode]bool{
 	csi.VolumeCapability_AccessMode_SINGLE_NODE_MULTI_WRITER:  true,
 }
 
-// unsupported returns why this driver cannot serve the capability c, or ""
+// Unsupported returns why this driver cannot serve the capability c, or ""
 // when it can (spec message VolumeCapability): the mount access type (a
-// folder, not a block device) with a single-node access mode.
-func unsupported(c *csi.VolumeCapability) string {
+// folder, not a block device) with a single-node access mode. The Node
+// service (pkg/node) holds NodeStageVolume and NodePublishVolume to the same
+// rule, with the codes the spec gives those calls.
+func Unsupported(c *csi.VolumeCapability) string {
 	if c.GetBlock() != nil {
 		return "access_type block: this driver's volumes are folders; ask for access_type mount (volumeMode: Filesystem)"
 	}
@@ -39,7 +41,7 @@ func unsupported(c *csi.VolumeCapability) string {
 // checkCapability returns an INVALID_ARGUMENT error naming field when this
 // driver cannot serve c.
 func checkCapability(field string, c *csi.VolumeCapability) error {
-	if reason := unsupported(c); reason != "" {
+	if reason := Unsupported(c); reason != "" {
 		return status.Errorf(codes.InvalidArgument, "%s: %s", field, reason)
 	}
 	return nil

@@ -290,7 +290,7 @@ func (s *Service) ValidateVolumeCapabilities(ctx context.Context, req *csi.Valid
 		return nil, err
 	}
 	for i, c := range req.GetVolumeCapabilities() {
-		if reason := unsupported(c); reason != "" {
+		if reason := Unsupported(c); reason != "" {
 			return &csi.ValidateVolumeCapabilitiesResponse{Message: fmt.Sprintf("volume_capabilities[%d]: %s", i, reason)}, nil
 		}
 	}

@@ -43,6 +43,7 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 
+	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/controller"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/volumes"
 )
 
@@ -321,24 +322,18 @@ func mountedHere(path, data, field string) error {
 
 // checkCapability returns nil when this driver can serve c on a node (spec
 // message VolumeCapability): the mount access type, for a folder, with a
-// single-node access mode, as CreateVolume accepts. Anything else is the
-// spec's "Exceeds capabilities", FAILED_PRECONDITION, naming the field.
+// single-node access mode, as CreateVolume accepts (controller.Unsupported, the
+// one place the rule is written). No access type is INVALID_ARGUMENT; anything
+// else is the spec's "Exceeds capabilities", FAILED_PRECONDITION, naming the
+// field.
 func checkCapability(c *csi.VolumeCapability) error {
-	if c.GetBlock() != nil {
-		return status.Error(codes.FailedPrecondition, "volume_capability: access_type block: this driver's volumes are folders; ask for access_type mount (volumeMode: Filesystem)")
-	}
-	if c.GetMount() == nil {
+	if c.GetBlock() == nil && c.GetMount() == nil {
 		return status.Error(codes.InvalidArgument, "volume_capability: access_type: required (mount)")
 	}
-	switch mode := c.GetAccessMode().GetMode(); mode {
-	case csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER,
-		csi.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY,
-		csi.VolumeCapability_AccessMode_SINGLE_NODE_SINGLE_WRITER,
-		csi.VolumeCapability_AccessMode_SINGLE_NODE_MULTI_WRITER:
-		return nil
-	default:
-		return status.Errorf(codes.FailedPrecondition, "volume_capability: access_mode %s: this driver's volumes live on one node; ask for a SINGLE_NODE_* mode (accessModes: [ReadWriteOnce])", mode)
+	if reason := controller.Unsupported(c); reason != "" {
+		return status.Error(codes.FailedPrecondition, "volume_capability: "+reason)
 	}
+	return nil
 }
 
 // nodeCapabilities is a NodeGetCapabilities answer listing the given calls.
