@@ -439,16 +439,29 @@ func nodePluginPods(ctx context.Context, cs kubernetes.Interface) ([]string, err
 	return ready, nil
 }
 
+// onRegisteredNode is how every kind check starts: off kind it skips the
+// check (kittest.SkipElsewhere); on kind it deploys the driver if this run has
+// not (deployed), waits until the kubelet of the cluster's one node lists it
+// in the node's CSINode (waitRegistered), and returns the clientset, the
+// node's name and when the check started (a failure quotes the kubelet's
+// lines since then).
+func onRegisteredNode(t *testing.T) (kubernetes.Interface, string, time.Time) {
+	t.Helper()
+	kittest.SkipElsewhere(t)
+	since := time.Now()
+	deployed(t)
+	cs := kittest.Clientset(t)
+	node := kindNode(t, cs)
+	waitRegistered(t, cs, node, since)
+	return cs, node, since
+}
+
 // TestDriverRegistersWithTheKubelet: the node plugin's registration service
 // (GetInfo, NotifyRegistrationStatus) on its socket in the kubelet's plugins
 // registry folder makes the kubelet register the driver: the node's CSINode
 // lists it, with NodeGetInfo's node ID.
 func TestDriverRegistersWithTheKubelet(t *testing.T) {
-	kittest.SkipElsewhere(t)
-	since := time.Now()
-	deployed(t)
-	cs := kittest.Clientset(t)
-	waitRegistered(t, cs, kindNode(t, cs), since)
+	onRegisteredNode(t)
 }
 
 // TestPodWritesIntoItsVolume: a Pod using a claim of the shipped StorageClass
@@ -456,12 +469,7 @@ func TestDriverRegistersWithTheKubelet(t *testing.T) {
 // published (NodePublishVolume) its volume, and the file it writes there is in
 // the volume's folder of the driver on the node.
 func TestPodWritesIntoItsVolume(t *testing.T) {
-	kittest.SkipElsewhere(t)
-	since := time.Now()
-	deployed(t)
-	cs := kittest.Clientset(t)
-	node := kindNode(t, cs)
-	waitRegistered(t, cs, node, since)
+	cs, node, _ := onRegisteredNode(t)
 	u := newKindVolumeUser(t, cs, "csi-write", node)
 	u.podWithClaim("writer", u.namespace)
 	u.requireWritten(u.waitRunning("writer"), u.namespace)
@@ -472,12 +480,7 @@ func TestPodWritesIntoItsVolume(t *testing.T) {
 // the volume: no mount of the volume's folder is left on the node. A mount
 // left is named, with the command that removes it.
 func TestDeletedPodLeavesNoMount(t *testing.T) {
-	kittest.SkipElsewhere(t)
-	since := time.Now()
-	deployed(t)
-	cs := kittest.Clientset(t)
-	node := kindNode(t, cs)
-	waitRegistered(t, cs, node, since)
+	cs, node, since := onRegisteredNode(t)
 	u := newKindVolumeUser(t, cs, "csi-unmount", node)
 	u.podWithClaim("user", u.namespace)
 	id := u.waitRunning("user")
@@ -507,12 +510,7 @@ func TestDeletedPodLeavesNoMount(t *testing.T) {
 // DaemonSet's next Pod registers the driver again, and a new Pod's volume is
 // staged and published through it.
 func TestRestartedNodePluginRegistersAgain(t *testing.T) {
-	kittest.SkipElsewhere(t)
-	since := time.Now()
-	deployed(t)
-	cs := kittest.Clientset(t)
-	node := kindNode(t, cs)
-	waitRegistered(t, cs, node, since)
+	cs, node, since := onRegisteredNode(t)
 	before, err := nodePluginPods(context.Background(), cs)
 	if err != nil || len(before) == 0 {
 		t.Fatalf("no Ready Pod of the DaemonSet csi-node (%v): kubectl -n %s get pods", err, driverNamespace)
@@ -537,12 +535,7 @@ func TestRestartedNodePluginRegistersAgain(t *testing.T) {
 // registration socket again and registers it, and a new Pod's volume is staged
 // and published.
 func TestRestartedKubeletFindsThePluginAgain(t *testing.T) {
-	kittest.SkipElsewhere(t)
-	since := time.Now()
-	deployed(t)
-	cs := kittest.Clientset(t)
-	node := kindNode(t, cs)
-	waitRegistered(t, cs, node, since)
+	cs, node, since := onRegisteredNode(t)
 	started := func() (string, error) {
 		out, err := onNode(node, "systemctl show kubelet --property=ExecMainStartTimestampMonotonic --value")
 		return strings.TrimSpace(out), err
