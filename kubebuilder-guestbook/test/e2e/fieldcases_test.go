@@ -83,7 +83,10 @@ func failedChildIsReportedAndRecovers(t *testing.T, c client.Client, cs kubernet
 		if err != nil {
 			return false, err
 		}
-		gb.Spec.Frontend.Image = "registry.example/gb-frontend:v6"
+		// nginx:1.29: an image a real kubelet can start (kind pulls it, or the
+		// kit's node image holds a stand-in for it), so that the rollout
+		// completes once the quota goes.
+		gb.Spec.Frontend.Image = "nginx:1.29"
 		err = c.Update(ctx, gb)
 		return err == nil, client.IgnoreNotFound(ignoreConflict(err))
 	})
