@@ -16,6 +16,7 @@ KIT_ME="make kind-up"
 
 "$KIT_ROOT/hack/cluster/require-docker.sh" "make kind-up (kind runs its nodes as Docker containers)"
 "$KIT_ROOT/hack/build-bins.sh" kind kubectl
+mkdir -p "$KIT_OUT"
 
 config="$KIT_ROOT/hack/cluster/kind-config.yaml"
 pinned=$(sed -n 's/^ *image: *//p' "$config" | head -1)
@@ -52,7 +53,6 @@ esac
 # The Kubernetes version a node image holds, as kind reads it: /kind/version.
 want=$(docker run --rm --entrypoint cat "$image" /kind/version) || kit_die "the image $image has no /kind/version: it is not a kind node image"
 
-mkdir -p "$KIT_OUT"
 if kit_listed "$KIT_CLUSTER" "$KIT_BIN/kind" get clusters; then
 	have=$(docker exec "$KIT_CLUSTER-control-plane" cat /kind/version 2>/dev/null || echo unknown)
 	if [ "$have" != "$want" ]; then
@@ -76,6 +76,14 @@ if [ "$(docker info --format '{{.CgroupVersion}}' 2>/dev/null)" = 1 ]; then
 	kit_log "the Docker engine runs cgroup v1: kubelet and containerd use the cgroupfs driver ($config)"
 fi
 kit_log "creating kind cluster '$KIT_CLUSTER' (Kubernetes $want)"
-"$KIT_BIN/kind" create cluster --config "$config" --name "$KIT_CLUSTER" --image "$image" \
-	--kubeconfig "$KIT_KUBECONFIG" --wait 3m
+if ! "$KIT_BIN/kind" create cluster --config "$config" --name "$KIT_CLUSTER" --image "$image" \
+	--kubeconfig "$KIT_KUBECONFIG" --wait 3m; then
+	# kind deletes the node of a cluster it could not create, so a second try
+	# starts clean. Its kubeadm steps wait minutes at most for the control
+	# plane, which a busy 2-core machine can miss.
+	load=""
+	[ -r /proc/loadavg ] && load=" Load average now: $(cut -d' ' -f1-3 /proc/loadavg) on $(getconf _NPROCESSORS_ONLN) cores."
+	kit_die "kind could not create the cluster '$KIT_CLUSTER'; kind's own lines name the step that failed.$load
+When that step is kubeadm's ('failed to init node with kubeadm', or a control plane not healthy in time), the usual cause is a busy machine: run make kind-up again once other builds and clusters are done. kind removed the node it could not bootstrap, so nothing needs cleaning up first."
+fi
 kit_log "kind cluster ready; kubeconfig: $KIT_KUBECONFIG"
