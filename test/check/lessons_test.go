@@ -186,6 +186,24 @@ func TestLaneRefusesAnUnknownStepBeforeRunningAny(t *testing.T) {
 	}
 }
 
+// TestLessonWithoutSolutionsHasNoSolutionStep: a lesson whose exercises are
+// written in its stub (no exercises: in its lesson.yaml) has nothing for the
+// solution and exercises steps: the lane says why in its log and prints no
+// progress line claiming that solutions passed.
+func TestLessonWithoutSolutionsHasNoSolutionStep(t *testing.T) {
+	root := madeUpKit(t, map[string]string{"seven": lessonFile("7", "shared", "")})
+	for _, step := range []string{"solution", "exercises"} {
+		var out strings.Builder
+		code, err := runLane(options{root: root, lesson: "7", lane: step}, &out)
+		if err != nil || code != 0 {
+			t.Errorf("-lane %s = %d, %v; want 0 and no error", step, code, err)
+		}
+		if !strings.Contains(out.String(), "no exercise solutions in docs/solutions") {
+			t.Errorf("-lane %s wrote %q; want it to say the lesson has no exercise solutions", step, out.String())
+		}
+	}
+}
+
 // TestLessonFiltersWithoutLessonsAreRefused: -cluster, -kind and -smoke only
 // filter what -lessons prints; given alone they would be ignored in silence.
 func TestLessonFiltersWithoutLessonsAreRefused(t *testing.T) {
