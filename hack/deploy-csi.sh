@@ -11,7 +11,9 @@
 #                            the local cluster, unless KUBECONFIG reaches a kind
 #                            cluster (Docker running) that admits privileged Pods
 #                            in the driver's namespace
-#   deploy-csi.sh apply      check, then apply everything with the images IMG,
+#   deploy-csi.sh apply      refuse a RECONCILER the driver's image has no entry
+#                            for (--list-reconcilers), check, then apply
+#                            everything with the images IMG,
 #                            PROVISIONER_IMG and ATTACHER_IMG (loaded into the
 #                            cluster already: make kind-load) and the Reconciler
 #                            RECONCILER (empty: reference), and wait until the
@@ -137,6 +139,17 @@ The namespace's Pod Security label is $(k get namespace "$namespace" -o jsonpath
 	fi
 }
 
+# require_reconciler refuses a RECONCILER the driver in $IMG has no entry for
+# (its --list-reconcilers): both its Pods would exit at start, and a rollout
+# can count a container that ran for a moment as ready.
+require_reconciler() {
+	local want=${RECONCILER:-reference} have
+	have=$(docker run --rm "$IMG" --list-reconcilers) ||
+		kit_die "the driver in $IMG does not answer --list-reconcilers: build it again (make -C csi-driver-example docker-build kind-load, or make deploy-csi, which does)"
+	kit_listed "$want" echo "$have" ||
+		kit_die "RECONCILER=$want: the driver in $IMG has no Reconciler of that name (it has: $(echo $have | sed 's/ /, /g')). Add yours to the reconcilers map in csi-driver-example/main.go first (lesson 7, section 16), then run make deploy-csi RECONCILER=$want again."
+}
+
 # privileged_pod prints a Pod such as the node plugin's: privileged, with the
 # kubelet's folder mounted Bidirectional.
 privileged_pod() {
@@ -176,6 +189,7 @@ apply() {
 	if [ -z "${IMG:-}" ] || [ -z "${PROVISIONER_IMG:-}" ] || [ -z "${ATTACHER_IMG:-}" ]; then
 		kit_die "IMG, PROVISIONER_IMG and ATTACHER_IMG name the three images (csi-driver-example's Makefile sets them)"
 	fi
+	require_reconciler
 	check
 	kit_log "applying the RBAC, the CSIDriver, the StorageClass and config/deploy (driver $IMG, --reconciler=${RECONCILER:-reference})"
 	k apply --server-side -f "$config/rbac/" -f "$config/csidriver.yaml" -f "$config/storageclass.yaml" | sed 's/^/    /'
@@ -208,7 +222,7 @@ deploy() {
 		return 0
 	fi
 	if [ "${RECONCILER:-reference}" = stub ]; then
-		kit_log "not waiting for the kubelet to register the driver: the stub's registration service answers GetInfo with Unimplemented (exercise 3); make check LESSON=7 says what is missing"
+		kit_log "not waiting for the kubelet to register the driver: the stub's registration service is exercise 3, and answers GetInfo with Unimplemented until you write it; make check LESSON=7 says whether it registers"
 		return 0
 	fi
 	# Up to 3 minutes: after a failed registration (the stub's, say) the kubelet

@@ -194,8 +194,30 @@ func waitRegistered(t *testing.T, cs kubernetes.Interface, node string, since ti
 	if last != nil {
 		msg += fmt.Sprintf(" (%v)", last)
 	}
-	t.Fatalf("%s.\nThe kubelet's own lines about the driver (docker exec %s journalctl -u kubelet | grep %s):\n%s",
-		msg, node, shippedDriverName, kubeletLines(node, since, shippedDriverName))
+	t.Fatalf("%s.\nThe kubelet's own lines about the driver (docker exec %s journalctl -u kubelet | grep %s):\n%s\nThe node plugin's side:\n%s",
+		msg, node, shippedDriverName, kubeletLines(node, since, shippedDriverName), nodePluginRestarts(cs))
+}
+
+// nodePluginRestarts says, for each Pod of the DaemonSet csi-node, how often
+// its driver restarted (the driver exits when the kubelet refuses it, as
+// NotifyRegistrationStatus says) and the command that shows its last run's log.
+func nodePluginRestarts(cs kubernetes.Interface) string {
+	pods, err := cs.CoreV1().Pods(driverNamespace).List(context.Background(), metav1.ListOptions{LabelSelector: nodePluginSelector})
+	if err != nil {
+		return "  (" + err.Error() + ")"
+	}
+	if len(pods.Items) == 0 {
+		return "  (no Pod of the DaemonSet csi-node: kubectl -n " + driverNamespace + " describe daemonset csi-node)"
+	}
+	var lines []string
+	for _, p := range pods.Items {
+		restarts := int32(0)
+		for _, c := range p.Status.ContainerStatuses {
+			restarts += c.RestartCount
+		}
+		lines = append(lines, fmt.Sprintf("  Pod %s: its driver restarted %d times (its last run's log: kubectl -n %s logs %s --previous)", p.Name, restarts, driverNamespace, p.Name))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // kubeletLines returns the last lines of the kubelet's log on node since since
@@ -324,8 +346,18 @@ func (u *kindVolumeUser) waitRunning(name string) string {
 	return ""
 }
 
-// lastVolumeEvent returns the message of the newest FailedMount or
-// FailedAttachVolume event of the Pod called name, or says there is none.
+// volumeEventCalls names, for the reasons of the kubelet's events about a
+// Pod's volume, the driver's calls behind them and the exercise that writes
+// them: a check of registration that ends with a Pod (the restarts) can fail
+// there while its own exercise is done.
+var volumeEventCalls = map[string]string{
+	"FailedMount":        "NodeStageVolume or NodePublishVolume, the Node service: exercise 4",
+	"FailedAttachVolume": "ControllerPublishVolume, the Controller service: exercise 2",
+}
+
+// lastVolumeEvent returns the reason and message of the newest FailedMount or
+// FailedAttachVolume event of the Pod called name, with the calls and exercise
+// behind it, or says there is none.
 func (u *kindVolumeUser) lastVolumeEvent(name string) string {
 	selector := fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": name}.String()
 	events, err := u.cs.CoreV1().Events(u.namespace).List(context.Background(), metav1.ListOptions{FieldSelector: selector})
@@ -334,14 +366,14 @@ func (u *kindVolumeUser) lastVolumeEvent(name string) string {
 	}
 	var last *corev1.Event
 	for i, e := range events.Items {
-		if (e.Reason == "FailedMount" || e.Reason == "FailedAttachVolume") && (last == nil || e.LastTimestamp.After(last.LastTimestamp.Time)) {
+		if volumeEventCalls[e.Reason] != "" && (last == nil || e.LastTimestamp.After(last.LastTimestamp.Time)) {
 			last = &events.Items[i]
 		}
 	}
 	if last == nil {
 		return "no FailedMount or FailedAttachVolume event (kubectl -n " + u.namespace + " describe pod " + name + ")"
 	}
-	return last.Reason + ": " + last.Message
+	return fmt.Sprintf("%s: %s (%s)", last.Reason, last.Message, volumeEventCalls[last.Reason])
 }
 
 // volumeID returns the volume ID of the claim called name.
