@@ -61,7 +61,7 @@ cd "$KIT_ROOT"
 
 step() { kit_log "==== $*"; }
 
-step "1/3 pinned binaries (cold: about 15 min on 2 cores; warm: seconds, about a minute in a fresh clone)"
+step "1/3 pinned binaries (cold: about 20 min on 2 cores; warm: seconds, about a minute in a fresh clone)"
 hack/build-bins.sh cluster codegen
 
 # The cluster of the e2e suites, and the one of make check's stub and solution steps.
