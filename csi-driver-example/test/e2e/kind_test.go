@@ -200,7 +200,8 @@ func waitRegistered(t *testing.T, cs kubernetes.Interface, node string, since ti
 
 // nodePluginRestarts says, for each Pod of the DaemonSet csi-node, how often
 // its driver restarted (the driver exits when the kubelet refuses it, as
-// NotifyRegistrationStatus says) and the command that shows its last run's log.
+// NotifyRegistrationStatus says) and the command that shows its log (its last
+// run's, when it restarted).
 func nodePluginRestarts(cs kubernetes.Interface) string {
 	pods, err := cs.CoreV1().Pods(driverNamespace).List(context.Background(), metav1.ListOptions{LabelSelector: nodePluginSelector})
 	if err != nil {
@@ -215,7 +216,11 @@ func nodePluginRestarts(cs kubernetes.Interface) string {
 		for _, c := range p.Status.ContainerStatuses {
 			restarts += c.RestartCount
 		}
-		lines = append(lines, fmt.Sprintf("  Pod %s: its driver restarted %d times (its last run's log: kubectl -n %s logs %s --previous)", p.Name, restarts, driverNamespace, p.Name))
+		logs := fmt.Sprintf("its log: kubectl -n %s logs %s", driverNamespace, p.Name)
+		if restarts > 0 {
+			logs = fmt.Sprintf("its last run's log: kubectl -n %s logs %s --previous", driverNamespace, p.Name)
+		}
+		lines = append(lines, fmt.Sprintf("  Pod %s: its driver restarted %d times (%s)", p.Name, restarts, logs))
 	}
 	return strings.Join(lines, "\n")
 }
