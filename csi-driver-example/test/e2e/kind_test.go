@@ -203,15 +203,15 @@ func waitRegistered(t *testing.T, cs kubernetes.Interface, node string, since ti
 // NotifyRegistrationStatus says) and the command that shows its log (its last
 // run's, when it restarted).
 func nodePluginRestarts(cs kubernetes.Interface) string {
-	pods, err := cs.CoreV1().Pods(driverNamespace).List(context.Background(), metav1.ListOptions{LabelSelector: nodePluginSelector})
+	pods, err := listNodePlugin(context.Background(), cs)
 	if err != nil {
 		return "  (" + err.Error() + ")"
 	}
-	if len(pods.Items) == 0 {
+	if len(pods) == 0 {
 		return "  (no Pod of the DaemonSet csi-node: kubectl -n " + driverNamespace + " describe daemonset csi-node)"
 	}
 	var lines []string
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		restarts := int32(0)
 		for _, c := range p.Status.ContainerStatuses {
 			restarts += c.RestartCount
@@ -458,15 +458,24 @@ func (u *kindVolumeUser) release() {
 	}
 }
 
-// nodePluginPods returns the names of the node plugin's Pods that are Ready
-// (the driver's container started).
-func nodePluginPods(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
+// listNodePlugin returns the Pods of the DaemonSet csi-node, the node plugin.
+func listNodePlugin(ctx context.Context, cs kubernetes.Interface) ([]corev1.Pod, error) {
 	pods, err := cs.CoreV1().Pods(driverNamespace).List(ctx, metav1.ListOptions{LabelSelector: nodePluginSelector})
 	if err != nil {
 		return nil, err
 	}
+	return pods.Items, nil
+}
+
+// nodePluginPods returns the names of the node plugin's Pods that are Ready
+// (the driver's container started).
+func nodePluginPods(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
+	pods, err := listNodePlugin(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
 	var ready []string
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		if p.DeletionTimestamp == nil && slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
 			return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
 		}) {
