@@ -291,7 +291,7 @@ verify: ## Fail if generated code or manifests are not what is committed (runs m
 	@hack/verify-clean.sh
 
 .PHONY: verify-docs
-verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, a solution patch no longer applies, a lesson leaves out a contract its checks rely on or quotes a file:line of the kit's sources that no longer holds what it quotes, or a Japanese twin (docs/ja/) is missing or differs from its English page in headings, anchors, code blocks, links or language switch.
+verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, a solution patch no longer applies, a lesson leaves out a contract its checks rely on or quotes a file:line of the kit's sources that no longer holds what it quotes, or a Japanese twin (docs/ja/) is missing or differs from its English page in headings, anchors, code blocks, links or language switch, or README.md or its twin outgrows its size or holds a table cell over 200 characters (hack/jadocs/frontdoor.go).
 	@hack/check-reading-paths.sh
 	@go run ./hack/jadocs
 	@go run ./test/check -verify-contracts

@@ -7,8 +7,10 @@
 // same headings (so no step list renders as a paragraph), that their fenced code
 // blocks are byte for byte the same, that the Japanese page's relative links
 // resolve (to the Japanese twins where there are some) and that both pages link
-// to each other in their first lines. It prints one line per problem, with the
-// page, the line and what to do, and exits 1 when there is any.
+// to each other in their first lines. It also holds the front doors, README.md
+// and its twin, to the size and the table cells frontdoor.go allows. It prints
+// one line per problem, with the page, the line and what to do, and exits 1
+// when there is any.
 // `make verify-docs` at the repository root runs it:
 //
 //	go run ./hack/jadocs            # from the repository root
@@ -17,9 +19,10 @@
 // The files, in reading order: pairs.go (the table of English pages and their
 // twins, the one place that names them), markdown.go (what the checks read in a
 // page: headings, list items, code blocks, links, anchors), headings.go,
-// lists.go, blocks.go and links.go (one check each), align.go (matches two
-// pages' headings, list items or blocks so that one missing does not shift the
-// rest) and problem.go (what a check reports). docs/ja/README.md gives
+// lists.go, blocks.go and links.go (one check each), frontdoor.go (the front
+// doors' sizes and table cells), align.go (matches two pages' headings, list
+// items or blocks so that one missing does not shift the rest) and problem.go
+// (what a check reports). docs/ja/README.md gives
 // translators the rules and the glossary.
 package main
 
@@ -49,14 +52,20 @@ func run(root string, ps []pair, w io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	doors, err := checkFrontDoors(root, frontDoors)
+	if err != nil {
+		return 0, err
+	}
+	problems = append(problems, doors...)
 	for _, p := range problems {
 		fmt.Fprintln(w, p)
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(w, "jadocs: %d problem(s) between the English pages and their Japanese twins (docs/ja/); the rules are in docs/ja/README.md\n", len(problems))
+		fmt.Fprintf(w, "jadocs: %d problem(s) between the English pages and their Japanese twins (docs/ja/) or in the front doors; the rules are in docs/ja/README.md and hack/jadocs/frontdoor.go\n", len(problems))
 		return 1, nil
 	}
 	fmt.Fprintf(w, ">> docs/ja: %d Japanese pages match their English pages (headings, anchors, lists, code blocks, links)\n", len(ps))
+	fmt.Fprintf(w, ">> front doors (%s): within their sizes, every table cell at most %d characters\n", frontDoorPages(), maxCell)
 	return 0, nil
 }
 

@@ -38,6 +38,10 @@ const (
 	anchorMissing kind = "anchor missing"
 	// switchMissing: a page lacks the link to the other language in its first lines.
 	switchMissing kind = "language switch missing"
+	// pageTooLarge: a front door (README.md, docs/ja/README.md) is over its size.
+	pageTooLarge kind = "page too large"
+	// cellTooLong: a table cell of a front door is over maxCell characters.
+	cellTooLong kind = "table cell too long"
 )
 
 // problem is one thing a check found wrong, in the page to fix.
