@@ -28,8 +28,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
@@ -158,39 +156,11 @@ func schedulerKubeconfig(t *testing.T) string {
 // which kwok reports Ready, and deletes it at cleanup.
 func makeNode(t *testing.T, cs kubernetes.Interface, name, zone string) {
 	t.Helper()
-	labels := map[string]string{"type": "kwok", testNodeLabel: "true"}
+	labels := map[string]string{testNodeLabel: "true"}
 	if zone != "" {
 		labels[zoneLabel] = zone
 	}
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("32"),
-		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-	}
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
-	}
-	if _, err := cs.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating Node %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if err := cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Logf("cannot delete Node %s: %v", name, err)
-		}
-	})
-	kittest.Eventually(t, 2*time.Minute, "Node "+name+" Ready (kwok)", func(ctx context.Context) (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				return c.Status == corev1.ConditionTrue, nil
-			}
-		}
-		return false, nil
-	})
+	kittest.KwokNode(t, cs, metav1.ObjectMeta{Name: name, Labels: labels})
 }
 
 // podSpec returns the spec of a Pod for scheduler (its spec.schedulerName).
