@@ -31,8 +31,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/controller-kit/controller-kit/test/kittest"
 )
@@ -114,42 +112,13 @@ func runScheduler(t *testing.T, name string, serving ...string) *kittest.Process
 		t.Fatalf("%s has no line %q, which the suite renames for each test", shipped, shippedSchedulerName)
 	}
 	config = strings.Replace(config, shippedSchedulerName, "schedulerName: "+name, 1)
-	config += "clientConnection:\n  kubeconfig: " + schedulerKubeconfig(t) + "\n"
+	config += "clientConnection:\n  kubeconfig: " + kittest.ImpersonatingUserKubeconfig(t, schedulerUser, "system:authenticated") + "\n"
 	path := filepath.Join(t.TempDir(), "scheduler-config.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := append([]string{"--config=" + path, "--reconciler=" + kittest.Reconciler(), "-v=2"}, serving...)
 	return kittest.StartProcess(t, "scheduler", suite.Bin, args...)
-}
-
-// schedulerKubeconfig writes a kubeconfig that reaches the cluster under test as
-// schedulerUser and returns its path.
-func schedulerKubeconfig(t *testing.T) string {
-	t.Helper()
-	raw, _, err := kittest.LoadKubeconfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, ok := raw.Contexts[raw.CurrentContext]
-	if !ok || raw.AuthInfos[ctx.AuthInfo] == nil {
-		t.Fatalf("kubeconfig context %q has no user to impersonate from", raw.CurrentContext)
-	}
-	user := raw.AuthInfos[ctx.AuthInfo].DeepCopy()
-	user.Impersonate = schedulerUser
-	user.ImpersonateGroups = []string{"system:authenticated"}
-	raw.AuthInfos = map[string]*clientcmdapi.AuthInfo{"scheduler": user}
-	ctx = ctx.DeepCopy()
-	ctx.AuthInfo = "scheduler"
-	raw.Contexts = map[string]*clientcmdapi.Context{raw.CurrentContext: ctx}
-	if err := clientcmdapi.FlattenConfig(&raw); err != nil {
-		t.Fatalf("cannot inline the kubeconfig's files: %v", err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig-scheduler")
-	if err := clientcmd.WriteToFile(raw, path); err != nil {
-		t.Fatalf("cannot write %s: %v", path, err)
-	}
-	return path
 }
 
 // makeNode creates a kwok Node called name in zone ("" for no zone label),
