@@ -36,6 +36,10 @@ type Suite struct {
 	// Setup, when not nil, runs once after the build and before any test, for what
 	// every test needs (a CRD installed); its error stops the suite.
 	Setup func() error
+	// Teardown, when not nil, runs once after the tests, or after a start that
+	// failed, for what Setup changed outside the test binary (a component of
+	// the cluster swapped, KubeCopy.Close); its error fails the suite.
+	Teardown func() error
 
 	// Lesson is File parsed (ParseLesson), set by Run.
 	Lesson *Lesson
@@ -51,8 +55,8 @@ type Suite struct {
 // overlay when set; CachedBinary) and makes sure the binary knows the Reconciler
 // under test, or takes the one $KIT_E2E_BINARY names (its builder asked it
 // already), runs Setup, then the tests, one at a time when the lesson says
-// OneAtATime. It returns the exit code for os.Exit; a suite that cannot start
-// prints why, names the fix, and returns 1 before any test runs.
+// OneAtATime, then Teardown. It returns the exit code for os.Exit; a suite that
+// cannot start prints why, names the fix, and returns 1 before any test runs.
 //
 //	//go:embed lesson.yaml
 //	var lessonFile []byte
@@ -60,11 +64,19 @@ type Suite struct {
 //	func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
 func (s *Suite) Run(m *testing.M) int {
 	flag.Parse() // the command line first, so the lesson's OneAtATime wins over -test.parallel
+	code := 1
 	if err := s.start(); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
-		return 1
+	} else {
+		code = m.Run()
 	}
-	return m.Run()
+	if s.Teardown != nil {
+		if err := s.Teardown(); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			code = 1
+		}
+	}
+	return code
 }
 
 // suiteLesson is the lesson number of the suite running in this test binary, for
