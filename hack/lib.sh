@@ -12,7 +12,8 @@
 # hashes only the part that shapes the binaries it holds, lib/kube.sh, so a change to
 # another part does not make that image stale.
 #   lib/log.sh      progress lines, the heartbeat of a long build, errors
-#   lib/cluster.sh  the kit cluster's names and paths, kubectl and kit-component on it
+#   lib/cluster.sh  the kit cluster's names and paths, kubectl and kit-component on it,
+#                   a kubeconfig that impersonates a user
 #   lib/kube.sh     the pinned Kubernetes: its version, its components, the version ldflags
 #   lib/lists.sh    the tiers (read from the lesson files), the Go modules (go.work and
 #                   the go.mod files outside it), a name checked against a list
