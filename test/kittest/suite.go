@@ -136,7 +136,8 @@ func runAsTheLessonSays(l *Lesson) error {
 
 // Reconcilers runs bin --list-reconcilers, which every tier's controller answers
 // with the names its --reconciler flag accepts (the keys of its reconcilers map),
-// one per line, and returns them. The error says when bin does not answer so.
+// one per line, and returns them. The error says when bin does not answer so,
+// or not within 2 minutes (see listReconcilers).
 func Reconcilers(bin string) ([]string, error) {
 	return listReconcilers(bin)
 }
