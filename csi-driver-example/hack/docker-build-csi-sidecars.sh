@@ -6,8 +6,9 @@
 # run-csi runs (on the kit's Kubernetes v0.37.2), not registry.k8s.io's images, which
 # the kit's machines could not pull anyway. The static way of docker-build.sh
 # (hack/lib's kit_static_image): the binary built statically (CGO_ENABLED=0,
-# GOWORK=off, -trimpath), alone on an empty base (FROM scratch), no shell. They run as root, as the CSI project's own images do
-# (distroless/static): the driver, root too, makes the socket they connect to.
+# GOWORK=off, -trimpath), alone on an empty base (FROM scratch), no shell. They
+# run as root, as the CSI project's own images do (distroless/static): the
+# driver, root too, makes the socket they connect to.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib.sh"
 KIT_ME=docker-build-csi-sidecars.sh
