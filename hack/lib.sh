@@ -12,12 +12,15 @@
 # hashes only the part that shapes the binaries it holds, lib/kube.sh, so a change to
 # another part does not make that image stale.
 #   lib/log.sh      progress lines, the heartbeat of a long build, errors
-#   lib/cluster.sh  the kit cluster's names and paths, kubectl and kit-component on it
+#   lib/cluster.sh  the kit cluster's names and paths, kubectl and kit-component on it,
+#                   a kubeconfig that impersonates a user
 #   lib/kube.sh     the pinned Kubernetes: its version, its components, the version ldflags
 #   lib/lists.sh    the tiers (read from the lesson files), the Go modules (go.work and
 #                   the go.mod files outside it), a name checked against a list
 #   lib/passes.sh   a check of the kit's files that remembers its last pass (make
 #                   verify; make test's vet, docs and unit-test jobs)
+#   lib/image.sh    a Go program's image without pulling anything: the binary alone,
+#                   built statically, on an empty base (make docker-build's static way)
 # Sourcing it defines names and functions and starts no program (bash's builtins
 # only), so that kube-version.sh, which the root Makefile runs each time it starts,
 # stays fast.
@@ -36,3 +39,4 @@ source "$KIT_ROOT/hack/lib/cluster.sh"
 source "$KIT_ROOT/hack/lib/kube.sh"
 source "$KIT_ROOT/hack/lib/lists.sh"
 source "$KIT_ROOT/hack/lib/passes.sh"
+source "$KIT_ROOT/hack/lib/image.sh"

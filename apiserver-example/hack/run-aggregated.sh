@@ -122,10 +122,7 @@ mkdir -p "$dir"
 # run-scheduler.sh does), for its three clients: the core API (--kubeconfig),
 # TokenReviews (--authentication-kubeconfig), SubjectAccessReviews
 # (--authorization-kubeconfig).
-kit_kubectl config view --raw --minify --flatten |
-	sed '/^  user:$/a\    as: system:serviceaccount:wardle:apiserver' >"$dir/kubeconfig"
-grep -q '^    as: system:serviceaccount:wardle:apiserver$' "$dir/kubeconfig" ||
-	kit_die "could not write $dir/kubeconfig (no user in the current context of $KIT_KUBECONFIG?)"
+kit_impersonating_kubeconfig "$KIT_KUBECONFIG" system:serviceaccount:wardle:apiserver "$dir/kubeconfig"
 cat >"$dir/audit-policy.yaml" <<'EOF'
 apiVersion: audit.k8s.io/v1
 kind: Policy

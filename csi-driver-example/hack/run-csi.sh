@@ -65,18 +65,10 @@ kit_log "applying the sidecars' RBAC, the CSIDriver and the StorageClass (csi-dr
 "$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" apply --server-side \
 	-f "$config/rbac/" -f "$config/csidriver.yaml" -f "$config/storageclass.yaml"
 
-# impersonating_kubeconfig SERVICEACCOUNT FILE writes FILE, the current
-# context of $kubeconfig acting as the ServiceAccount csi-driver-example/SERVICEACCOUNT.
-impersonating_kubeconfig() {
-	local user="system:serviceaccount:csi-driver-example:$1"
-	# --minify keeps the current context's one user, whom "as:" then impersonates.
-	"$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" config view --raw --minify --flatten |
-		sed "/^  user:\$/a\\    as: $user" >"$2"
-	grep -q "^    as: $user\$" "$2" ||
-		kit_die "could not write $2 (no user in the current context of $kubeconfig?)"
-}
-impersonating_kubeconfig csi-provisioner "$out/provisioner.kubeconfig"
-impersonating_kubeconfig csi-attacher "$out/attacher.kubeconfig"
+# Each sidecar's kubeconfig acts as its ServiceAccount (csi-driver-example/csi-provisioner, csi-attacher).
+for sidecar in provisioner attacher; do
+	kit_impersonating_kubeconfig "$kubeconfig" "system:serviceaccount:csi-driver-example:csi-$sidecar" "$out/$sidecar.kubeconfig"
+done
 
 # listening succeeds when a process listens on the socket (ss lists the unix
 # sockets that listen, their path in the fifth column).

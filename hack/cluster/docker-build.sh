@@ -63,15 +63,7 @@ static)
 	ctx=$(mktemp -d)
 	trap 'rm -rf "$ctx"' EXIT
 	kit_log "$tier: building ${entry#/} (package $pkg) statically, then $img on an empty base"
-	GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$ctx/${entry#/}" "$pkg"
-	cat >"$ctx/Dockerfile" <<EOF
-FROM scratch
-COPY ${entry#/} $entry
-USER ${user:-65532:65532}
-ENTRYPOINT ["$entry"]
-EOF
-	DOCKER_BUILDKIT=0 docker build -q --label dev.controller-kit.image-build=static -t "$img" "$ctx" >/dev/null 2>"$ctx/build.log" ||
-		{ cat "$ctx/build.log" >&2; exit 1; }
+	kit_static_image "$img" "$ctx" "$PWD" "$pkg" "$entry" "${user:-65532:65532}"
 	;;
 *)
 	kit_die "KIT_IMAGE_BUILD=$how; want dockerfile, static, or nothing (the one that works here)"

@@ -80,6 +80,21 @@ kit_kind_node_image() {
 # kit_kubectl runs the kit's own kubectl against the kit kubeconfig.
 kit_kubectl() { "$KIT_BIN/kubectl" --kubeconfig "$KIT_KUBECONFIG" "$@"; }
 
+# kit_impersonating_kubeconfig KUBECONFIG USER FILE writes FILE: the current
+# context of KUBECONFIG acting as USER (the kubeconfig's "as:", what kubectl --as
+# sets), so a program started with it has exactly the RBAC bound to USER, as in
+# the e2e suites (kittest.ImpersonatingKubeconfig). For a ServiceAccount's user
+# (system:serviceaccount:NAMESPACE:NAME) the API server adds its groups itself.
+# --minify keeps the current context's one user, whom "as:" then impersonates;
+# --flatten inlines its files. It fails when that context has no user.
+kit_impersonating_kubeconfig() {
+	local from=$1 user=$2 file=$3
+	"$KIT_BIN/kubectl" --kubeconfig "$from" config view --raw --minify --flatten |
+		sed "/^  user:\$/a\\    as: $user" >"$file"
+	grep -q "^    as: $user\$" "$file" ||
+		kit_die "could not write $file (no user in the current context of $from?)"
+}
+
 # kit_cluster_reachable KUBECONFIG succeeds when that kubeconfig's current context
 # reaches an API server that answers /readyz within a few seconds.
 kit_cluster_reachable() {

@@ -29,12 +29,7 @@ out="$KIT_OUT/scheduler-plugin-example"
 mkdir -p "$out"
 [ -x "$bin" ] || kit_die "$bin is not built; run make run-scheduler from the repository root (it builds it first)"
 
-# --minify keeps the current context's one user; "as:" is the kubeconfig's
-# impersonation field, what kubectl --as sets.
-"$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" config view --raw --minify --flatten |
-	sed '/^  user:$/a\    as: system:kube-scheduler' >"$out/kubeconfig"
-grep -q '^    as: system:kube-scheduler$' "$out/kubeconfig" ||
-	kit_die "could not write $out/kubeconfig (no user in the current context of $kubeconfig?)"
+kit_impersonating_kubeconfig "$kubeconfig" system:kube-scheduler "$out/kubeconfig"
 {
 	cat "$module/config/scheduler-config.yaml"
 	printf 'clientConnection:\n  kubeconfig: %s\n' "$out/kubeconfig"

@@ -328,7 +328,7 @@ func buildController(root string, l *lesson, solution, overlay string) (string, 
 // asked holds the controllers requireReconciler asked already, with the name.
 var asked = map[string]bool{}
 
-// requireReconciler asks the controller bin for its Reconcilers
+// requireReconciler asks the controller bin whether it has the Reconciler name
 // (kittest.RequireReconciler), once per run of this program for each name,
 // however many steps need the answer: make check's arguments, then its run.
 func requireReconciler(bin, name string) error {

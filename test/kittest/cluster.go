@@ -239,15 +239,33 @@ func DumpEvents(t testing.TB, cs kubernetes.Interface, namespace string) {
 // identity the test itself uses must be allowed to impersonate (cluster admins are).
 func ImpersonatingKubeconfig(t testing.TB, namespace, serviceAccount string) string {
 	t.Helper()
+	return impersonatingKubeconfig(t, "kubeconfig-"+serviceAccount,
+		"system:serviceaccount:"+namespace+":"+serviceAccount,
+		"system:serviceaccounts", "system:serviceaccounts:"+namespace, "system:authenticated")
+}
+
+// ImpersonatingUserKubeconfig is ImpersonatingKubeconfig for a user that is no
+// ServiceAccount, in groups: a component of the cluster's own, such as
+// system:kube-scheduler, whose RBAC the cluster's roles grant by that name.
+func ImpersonatingUserKubeconfig(t testing.TB, user string, groups ...string) string {
+	t.Helper()
+	return impersonatingKubeconfig(t, "kubeconfig-"+strings.ReplaceAll(user, ":", "-"), user, groups...)
+}
+
+// impersonatingKubeconfig writes the kubeconfig under test, its current user
+// impersonating user in groups, to the file called name in the test's temp
+// folder, and returns its path.
+func impersonatingKubeconfig(t testing.TB, name, user string, groups ...string) string {
+	t.Helper()
 	raw, _ := loadRaw(t)
 	ctx, ok := raw.Contexts[raw.CurrentContext]
 	if !ok || raw.AuthInfos[ctx.AuthInfo] == nil {
 		t.Fatalf("kubeconfig context %q has no user to impersonate from", raw.CurrentContext)
 	}
-	user := raw.AuthInfos[ctx.AuthInfo].DeepCopy()
-	user.Impersonate = "system:serviceaccount:" + namespace + ":" + serviceAccount
-	user.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}
-	raw.AuthInfos = map[string]*clientcmdapi.AuthInfo{"impersonated": user}
+	auth := raw.AuthInfos[ctx.AuthInfo].DeepCopy()
+	auth.Impersonate = user
+	auth.ImpersonateGroups = groups
+	raw.AuthInfos = map[string]*clientcmdapi.AuthInfo{"impersonated": auth}
 	ctx = ctx.DeepCopy()
 	ctx.AuthInfo = "impersonated"
 	raw.Contexts = map[string]*clientcmdapi.Context{raw.CurrentContext: ctx}
@@ -256,7 +274,7 @@ func ImpersonatingKubeconfig(t testing.TB, namespace, serviceAccount string) str
 	if err := clientcmdapi.FlattenConfig(&raw); err != nil {
 		t.Fatalf("cannot inline the kubeconfig's files: %v", err)
 	}
-	path := filepath.Join(t.TempDir(), "kubeconfig-"+serviceAccount)
+	path := filepath.Join(t.TempDir(), name)
 	if err := clientcmd.WriteToFile(raw, path); err != nil {
 		t.Fatalf("cannot write %s: %v", path, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // writeKubeconfig writes a kubeconfig whose current context is ctx and points
@@ -164,5 +166,40 @@ func TestWaitAuthorizedAsksUntilAllowed(t *testing.T) {
 	WaitAuthorized(t, cs, 30*time.Second, "sys", "ctl", "list", "pods", "work")
 	if asked != 3 {
 		t.Errorf("asked %d times, want 3 (until allowed)", asked)
+	}
+}
+
+// TestImpersonatingKubeconfigsActAsTheirUserWithTheSameCluster checks both
+// impersonating kubeconfigs: the cluster and context of the kubeconfig under
+// test, its user impersonating a ServiceAccount (in its groups) or a user of the
+// cluster's own (in the groups given).
+func TestImpersonatingKubeconfigsActAsTheirUserWithTheSameCluster(t *testing.T) {
+	writeKubeconfig(t, "prod")
+	t.Setenv(AnyContextEnv, "1")
+	for _, tc := range []struct {
+		path, user string
+		groups     []string
+	}{{
+		ImpersonatingKubeconfig(t, "csi", "csi-attacher"),
+		"system:serviceaccount:csi:csi-attacher",
+		[]string{"system:serviceaccounts", "system:serviceaccounts:csi", "system:authenticated"},
+	}, {
+		ImpersonatingUserKubeconfig(t, "system:kube-scheduler", "system:authenticated"),
+		"system:kube-scheduler",
+		[]string{"system:authenticated"},
+	}} {
+		cfg, err := clientcmd.LoadFromFile(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := cfg.Contexts[cfg.CurrentContext]
+		if cfg.CurrentContext != "prod" || ctx == nil || cfg.Clusters[ctx.Cluster] == nil || cfg.Clusters[ctx.Cluster].Server != "https://127.0.0.1:1" {
+			t.Errorf("%s: context %q (%+v), want prod on the kubeconfig's cluster", tc.path, cfg.CurrentContext, ctx)
+			continue
+		}
+		auth := cfg.AuthInfos[ctx.AuthInfo]
+		if auth == nil || auth.Impersonate != tc.user || !slices.Equal(auth.ImpersonateGroups, tc.groups) {
+			t.Errorf("%s: user %+v, want it to impersonate %s in %q", tc.path, auth, tc.user, tc.groups)
+		}
 	}
 }

@@ -65,9 +65,14 @@ type KubeCopy struct {
 	// the solution's build, or the pinned one of bin/ for the pristine
 	// source; "" when the cluster is checked as it runs (the learner's copy).
 	Binary string
-	// Scratch is the folder of a fresh copy and its build (about 240 MB), for
-	// the suite to remove when it is done; "" when there is none.
+	// Scratch is the folder of a fresh copy and its build (about 240 MB),
+	// which Close removes; "" when there is none.
 	Scratch string
+
+	// component is the one Binary is a build of, and restore puts back what
+	// SwapIn changed in the cluster (nil when nothing).
+	component string
+	restore   func() error
 }
 
 // PrepareKubeCopy picks the copy make check asks a suite to check, by the
@@ -76,17 +81,17 @@ type KubeCopy struct {
 // patch, a fresh copy in a folder named after prefix, the patch applied and
 // component built from it; with the pristine source, a fresh unchanged copy and
 // the pinned component. The error says which step failed (a patch that does
-// not apply, a build that fails).
+// not apply, a build that fails); Close removes what it made either way.
 func PrepareKubeCopy(component, prefix string) (KubeCopy, error) {
 	solution, pristine := os.Getenv(KubeSolutionEnv), os.Getenv(KubePristineEnv) == "1"
 	if solution == "" && !pristine {
-		return KubeCopy{Dir: filepath.Join(RepoRoot(), "_output", "kubernetes")}, nil
+		return KubeCopy{Dir: filepath.Join(RepoRoot(), "_output", "kubernetes"), component: component}, nil
 	}
 	tmp, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		return KubeCopy{}, err
 	}
-	c := KubeCopy{Dir: filepath.Join(tmp, "kubernetes"), Scratch: tmp}
+	c := KubeCopy{Dir: filepath.Join(tmp, "kubernetes"), Scratch: tmp, component: component}
 	if _, err := KubeSrc(c.Dir, nil, "src"); err != nil {
 		return c, err
 	}
@@ -103,4 +108,81 @@ func PrepareKubeCopy(component, prefix string) (KubeCopy, error) {
 		c.Binary = filepath.Join(tmp, "kube-build", "bin", component)
 	}
 	return c, nil
+}
+
+// SwapIn runs Binary as the cluster's component for the suite's tests (make
+// kube-restart's way, hack/kube-src.sh use), with flag (such as
+// --enable-admission-plugins; "" for none) set to what value returns for the
+// value the cluster runs it with now ("" when it has none), and keeps the binary
+// and the flag that ran before for Close to put back. It changes nothing when
+// there is no Binary (the learner's copy, checked as the cluster runs it) or
+// when the cluster runs it so already.
+func (c *KubeCopy) SwapIn(flag string, value func(running string) string) error {
+	return c.swapIn(KubeSrc, flag, value)
+}
+
+// swapIn is SwapIn through kubeSrc, which stands for KubeSrc.
+func (c *KubeCopy) swapIn(kubeSrc func(dir string, env []string, args ...string) (string, error), flag string, value func(string) string) error {
+	if c.Binary == "" {
+		return nil
+	}
+	out, err := kubeSrc(c.Dir, nil, "running", c.component)
+	if err != nil {
+		return err
+	}
+	before := strings.TrimSpace(out)
+	var beforeFlag, wantFlag string
+	if flag != "" {
+		if out, err = kubeSrc(c.Dir, nil, "args", c.component); err != nil {
+			return err
+		}
+		running := ""
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, flag+"="); ok {
+				running = strings.TrimSpace(v)
+			}
+		}
+		beforeFlag, wantFlag = flag+"="+running, flag+"="+value(running)
+	}
+	if before == c.Binary && beforeFlag == wantFlag {
+		return nil
+	}
+	if _, err := kubeSrc(c.Dir, flagsEnv(wantFlag), "use", c.component, c.Binary); err != nil {
+		return err
+	}
+	c.restore = func() error {
+		_, err := kubeSrc(c.Dir, flagsEnv(beforeFlag), "use", c.component, before)
+		return err
+	}
+	return nil
+}
+
+// flagsEnv is the environment that has hack/kube-src.sh set flag on the
+// component's command line (FLAGS=), none for "".
+func flagsEnv(flag string) []string {
+	if flag == "" {
+		return nil
+	}
+	return []string{"FLAGS=" + flag}
+}
+
+// Close puts back the binary and the flag SwapIn replaced, then removes
+// Scratch. Its error is the putting back's: a cluster left running the suite's
+// build fails the suite; a Scratch that cannot be removed is only said on
+// standard error. A suite passes it as its Suite's Teardown.
+func (c *KubeCopy) Close() error {
+	var err error
+	if c.restore != nil {
+		if err = c.restore(); err != nil {
+			err = fmt.Errorf("putting back the cluster's %s: %w", c.component, err)
+		}
+		c.restore = nil
+	}
+	if c.Scratch != "" {
+		if rm := os.RemoveAll(c.Scratch); rm != nil {
+			fmt.Fprintln(os.Stderr, "removing the suite's copy of the source:", rm)
+		}
+		c.Scratch = ""
+	}
+	return err
 }

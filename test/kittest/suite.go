@@ -2,6 +2,7 @@ package kittest
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -35,6 +36,10 @@ type Suite struct {
 	// Setup, when not nil, runs once after the build and before any test, for what
 	// every test needs (a CRD installed); its error stops the suite.
 	Setup func() error
+	// Teardown, when not nil, runs once after the tests, or after a start that
+	// failed, for what Setup changed outside the test binary (a component of
+	// the cluster swapped, KubeCopy.Close); its error fails the suite.
+	Teardown func() error
 
 	// Lesson is File parsed (ParseLesson), set by Run.
 	Lesson *Lesson
@@ -50,8 +55,8 @@ type Suite struct {
 // overlay when set; CachedBinary) and makes sure the binary knows the Reconciler
 // under test, or takes the one $KIT_E2E_BINARY names (its builder asked it
 // already), runs Setup, then the tests, one at a time when the lesson says
-// OneAtATime. It returns the exit code for os.Exit; a suite that cannot start
-// prints why, names the fix, and returns 1 before any test runs.
+// OneAtATime, then Teardown. It returns the exit code for os.Exit; a suite that
+// cannot start prints why, names the fix, and returns 1 before any test runs.
 //
 //	//go:embed lesson.yaml
 //	var lessonFile []byte
@@ -59,11 +64,19 @@ type Suite struct {
 //	func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
 func (s *Suite) Run(m *testing.M) int {
 	flag.Parse() // the command line first, so the lesson's OneAtATime wins over -test.parallel
+	code := 1
 	if err := s.start(); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
-		return 1
+	} else {
+		code = m.Run()
 	}
-	return m.Run()
+	if s.Teardown != nil {
+		if err := s.Teardown(); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			code = 1
+		}
+	}
+	return code
 }
 
 // suiteLesson is the lesson number of the suite running in this test binary, for
@@ -124,58 +137,67 @@ func runAsTheLessonSays(l *Lesson) error {
 // Reconcilers runs bin --list-reconcilers, which every tier's controller answers
 // with the names its --reconciler flag accepts (the keys of its reconcilers map),
 // one per line, and returns them. The error says when bin does not answer so,
-// or not within 2 minutes: it answers in a fraction of a second, but make test
-// runs its smokes at a lower CPU priority (nice), and on a machine busy with
-// other work a niced process can wait tens of seconds for its share.
+// or not within 2 minutes (see listReconcilers).
 func Reconcilers(bin string) ([]string, error) {
+	return listReconcilers(bin)
+}
+
+// RequireReconciler asks the controller bin whether it has a Reconciler called
+// name, the way the tiers' make run does (their reconciler-known target): bin
+// --reconciler=NAME --list-reconcilers, which refuses a name that is no key of
+// its reconcilers map with an error naming the flag, the names it knows and, for
+// a typo, the one meant. The error quotes that answer, so a misspelt or
+// unregistered RECONCILER stops a suite in seconds instead of failing every test
+// after its deadline.
+func RequireReconciler(bin, name string) error {
+	names, err := listReconcilers(bin, "--reconciler="+name)
+	var refused *refusal
+	switch {
+	case errors.As(err, &refused):
+		return fmt.Errorf("%s=%s: the controller has no Reconciler of that name; %s answers:\n%s",
+			ReconcilerEnv, name, refused.command, refused.answer)
+	case err != nil:
+		return err
+	case !slices.Contains(names, name):
+		// A controller that lists its names without checking the one given (a
+		// learner's edit that lost the check) is stopped here all the same.
+		return fmt.Errorf("%s=%s: the controller has no Reconciler of that name (it has: %s); register yours in the tier's reconcilers map first (the lesson's \"Your own Reconciler\")",
+			ReconcilerEnv, name, strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// refusal is a controller's non-zero exit: the command, and what it wrote to
+// its standard error.
+type refusal struct {
+	command, answer string
+}
+
+func (r *refusal) Error() string { return r.command + ": " + r.answer }
+
+// listReconcilers runs bin args... --list-reconcilers and returns the names it
+// prints, one per line. When bin exits non-zero the error is a *refusal. The
+// controller answers in a fraction of a second, but make test runs its smokes
+// at a lower CPU priority (nice), and on a machine busy with other work a
+// niced process can wait tens of seconds for its share: the error says when it
+// does not answer within 2 minutes.
+func listReconcilers(bin string, args ...string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "--list-reconcilers").Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s --list-reconcilers: %w", bin, err)
+	args = append(args, "--list-reconcilers")
+	command := filepath.Base(bin) + " " + strings.Join(args, " ")
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("%s: no answer within 2 minutes (%w)", command, err)
+	case errors.As(err, &exit):
+		return nil, &refusal{command: command, answer: strings.TrimSpace(stderr.String())}
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", command, err)
 	}
 	return strings.Fields(string(out)), nil
-}
-
-// RequireReconciler returns an error naming the Reconcilers bin has when name is
-// not one of them, so a misspelt or unregistered RECONCILER stops a suite in
-// seconds instead of failing every test after its deadline.
-func RequireReconciler(bin, name string) error {
-	names, err := Reconcilers(bin)
-	if err != nil {
-		return err
-	}
-	if slices.Contains(names, name) {
-		return nil
-	}
-	for _, known := range names {
-		if editDistance(name, known) <= 2 {
-			return fmt.Errorf("%s=%s: the controller has no Reconciler of that name; did you mean %s? (it has: %s)",
-				ReconcilerEnv, name, known, strings.Join(names, ", "))
-		}
-	}
-	return fmt.Errorf("%s=%s: the controller has no Reconciler of that name (it has: %s); register yours in the tier's reconcilers map first (the lesson's \"Your own Reconciler\")",
-		ReconcilerEnv, name, strings.Join(names, ", "))
-}
-
-// editDistance is the number of single-letter insertions, deletions and
-// substitutions that turn a into b (Levenshtein), for spotting a typo.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

@@ -10,17 +10,25 @@ import (
 )
 
 // fakeController is a main package that, like every tier's controller, answers
-// --list-reconcilers with the names of its Reconcilers, one per line.
+// --list-reconcilers with the names of its Reconcilers, one per line, after
+// refusing a --reconciler that names none of them; with FAKE_NO_CHECK=1 it lists
+// them without that check.
 const fakeController = `package main
 
 import (
 	"flag"
 	"fmt"
+	"os"
 )
 
 func main() {
 	list := flag.Bool("list-reconcilers", false, "")
+	name := flag.String("reconciler", "reference", "")
 	flag.Parse()
+	if *name != "reference" && *name != "stub" && os.Getenv("FAKE_NO_CHECK") != "1" {
+		fmt.Fprintf(os.Stderr, "--reconciler=%q: want one of reference, stub (the fake's own words)\n", *name)
+		os.Exit(1)
+	}
 	if *list {
 		fmt.Println("reference")
 		fmt.Println("stub")
@@ -58,17 +66,22 @@ func TestReconcilersListsWhatTheControllerRegisters(t *testing.T) {
 	}
 }
 
-func TestRequireReconcilerStopsAtAnUnknownName(t *testing.T) {
+// TestRequireReconcilerQuotesTheControllersAnswer: a name the controller has
+// passes; one it refuses stops the suite with the controller's own words (its
+// did-you-mean included), naming RECONCILER; a controller that lists its names
+// without checking the one given is caught by the list.
+func TestRequireReconcilerQuotesTheControllersAnswer(t *testing.T) {
 	bin := buildFake(t)
 	if err := RequireReconciler(bin, "stub"); err != nil {
 		t.Errorf("RequireReconciler(stub) = %v, want nil", err)
 	}
-	err := RequireReconciler(bin, "mine")
-	if err == nil || !strings.Contains(err.Error(), "RECONCILER=mine") || !strings.Contains(err.Error(), "reference, stub") {
-		t.Errorf("RequireReconciler(mine) = %v; want an error naming RECONCILER=mine and the Reconcilers the controller has", err)
+	err := RequireReconciler(bin, "stbu")
+	if err == nil || !strings.Contains(err.Error(), "RECONCILER=stbu") || !strings.Contains(err.Error(), `--reconciler="stbu": want one of reference, stub (the fake's own words)`) {
+		t.Errorf("RequireReconciler(stbu) = %v; want an error naming RECONCILER=stbu and quoting the controller's answer", err)
 	}
-	if err := RequireReconciler(bin, "stbu"); err == nil || !strings.Contains(err.Error(), "did you mean stub?") {
-		t.Errorf("RequireReconciler(stbu) = %v; want an error asking \"did you mean stub?\"", err)
+	t.Setenv("FAKE_NO_CHECK", "1")
+	if err := RequireReconciler(bin, "mine"); err == nil || !strings.Contains(err.Error(), "RECONCILER=mine") || !strings.Contains(err.Error(), "reference, stub") {
+		t.Errorf("RequireReconciler(mine) of a controller that does not check it = %v; want an error naming RECONCILER=mine and the Reconcilers it lists", err)
 	}
 }
 

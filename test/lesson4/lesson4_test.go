@@ -21,7 +21,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -44,60 +43,29 @@ var lessonFile []byte
 var (
 	// deadline bounds every wait; make check shortens it through $KIT_E2E_TIMEOUT.
 	deadline = kittest.Deadline(90 * time.Second)
-	// copyDir is the copy of Kubernetes' source under check, set by setup.
-	copyDir string
-	// restore puts back what setup changed in the cluster; nil when nothing.
-	restore func() error
-	// scratch is the folder of the copy and build setup made (about 240 MB),
-	// removed once the tests and restore are done; "" when it made none.
-	scratch string
-	suite   = &kittest.Suite{File: lessonFile, Setup: setup}
+	// kubeCopy is the copy of Kubernetes' source under check, set by setup,
+	// and copyDir its folder; the suite's Teardown puts back what setup
+	// changed in the cluster and removes the copy it made.
+	kubeCopy kittest.KubeCopy
+	copyDir  string
+	suite    = &kittest.Suite{File: lessonFile, Setup: setup, Teardown: kubeCopy.Close}
 )
 
 // component is the one the exercise changes.
 const component = "kube-controller-manager"
 
-func TestMain(m *testing.M) {
-	code := suite.Run(m)
-	if restore != nil {
-		if err := restore(); err != nil {
-			fmt.Fprintln(os.Stderr, "FAIL: putting back the cluster's", component+":", err)
-			code = 1
-		}
-	}
-	if scratch != "" {
-		if err := os.RemoveAll(scratch); err != nil {
-			fmt.Fprintln(os.Stderr, "removing the suite's copy of the source:", err)
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
 
 // setup picks the copy under check and, for a solution or the pristine source,
 // makes one and runs its kube-controller-manager (or the pinned one).
 func setup() error {
-	c, err := kittest.PrepareKubeCopy(component, "kit-lesson4-")
-	copyDir, scratch = c.Dir, c.Scratch
-	if err != nil || c.Binary == "" {
-		return err
-	}
-	want := c.Binary
-	out, err := kittest.KubeSrc(copyDir, nil, "running", component)
+	var err error
+	kubeCopy, err = kittest.PrepareKubeCopy(component, "kit-lesson4-")
+	copyDir = kubeCopy.Dir
 	if err != nil {
 		return err
 	}
-	before := strings.TrimSpace(out)
-	if before == want {
-		return nil
-	}
-	if _, err := kittest.KubeSrc(copyDir, nil, "use", component, want); err != nil {
-		return err
-	}
-	restore = func() error {
-		_, err := kittest.KubeSrc(copyDir, nil, "use", component, before)
-		return err
-	}
-	return nil
+	return kubeCopy.SwapIn("", nil)
 }
 
 func TestExerciseScaleToZeroChangeIsInTheCopy(t *testing.T) {

@@ -24,6 +24,24 @@ import (
 // createWorkers is how many goroutines create a burst's objects at once.
 const createWorkers = 16
 
+// fooClients returns the clients a Foo scenario works through, each with the
+// test's own (admin) identity: the typed clientset, sample-controller's Foo
+// clientset, and a dynamic client for kittest.CreateFoos.
+func fooClients(t *testing.T) (kubernetes.Interface, versioned.Interface, dynamic.Interface) {
+	t.Helper()
+	cs := kittest.Clientset(t)
+	cfg := kittest.Config(t)
+	foos, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, foos, dyn
+}
+
 // TestFooBurstSurvivesControllerCrash creates a burst of Foos, kills
 // sample-controller with SIGKILL (no shutdown, no cleanup: a node lost, an OOM
 // kill) once about a third of their Deployments exist, and starts a new one.
@@ -36,15 +54,7 @@ const createWorkers = 16
 func TestFooBurstSurvivesControllerCrash(t *testing.T) {
 	scenario(t)
 	n := *foos
-	cs := kittest.Clientset(t)
-	fooClient, err := versioned.NewForConfig(kittest.Config(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(kittest.Config(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, fooClient, dyn := fooClients(t)
 	ns := kittest.Namespace(t, cs, "crash-foo")
 	ctx := context.Background()
 	started := time.Now()

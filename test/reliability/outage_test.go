@@ -23,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
@@ -241,15 +240,7 @@ func foosConverged(ctx context.Context, c versioned.Interface, namespace string)
 func TestControllersRideOutAnAPIServerOutage(t *testing.T) {
 	scenario(t)
 	const perNamespace = 5
-	cs := kittest.Clientset(t)
-	fooClient, err := versioned.NewForConfig(kittest.Config(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(kittest.Config(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, fooClient, dyn := fooClients(t)
 	gbClient := newGuestbookClient(t)
 	ctx := context.Background()
 	plainNS := kittest.Namespace(t, cs, "outage-foo")

@@ -37,7 +37,7 @@ import (
 //   - KIT_KUBE_SOLUTION=<patch>: a fresh copy of the suite's own with the
 //     reference solution applied, whose kube-apiserver setupAdmission builds and
 //     runs in the cluster, with referencePlugin turned on, for the tests' time
-//     (then TestMain puts back the binary and the flag that ran before);
+//     (then the suite's Teardown puts back the binary and the flag that ran before);
 //   - KIT_KUBE_PRISTINE=1: a fresh, unchanged copy and the pinned
 //     kube-apiserver (bin/), which must fail every check of the exercise.
 const (
@@ -52,17 +52,15 @@ const (
 	// registers its plugin under.
 	referencePlugin = "FooReplicasLimit"
 	// pluginsFlag is the flag that turns admission plugins on.
-	pluginsFlag = "--enable-admission-plugins="
+	pluginsFlag = "--enable-admission-plugins"
 )
 
 var (
-	// copyDir is the copy of Kubernetes' source under check, set by setupAdmission.
-	copyDir string
-	// restore puts back what setupAdmission changed in the cluster; nil when nothing.
-	restore func() error
-	// scratch is the folder of the copy and build setupAdmission made (about
-	// 240 MB), removed once the tests and restore are done; "" when it made none.
-	scratch string
+	// kubeCopy is the copy of Kubernetes' source under check, set by
+	// setupAdmission, and copyDir its folder; the suite's Teardown puts back
+	// what setupAdmission changed in the cluster and removes the copy it made.
+	kubeCopy kittest.KubeCopy
+	copyDir  string
 )
 
 // selected reports whether make check asked for exercise's checks.
@@ -74,50 +72,27 @@ func selected(exercise string) bool {
 // pristine source, makes one and runs its kube-apiserver (or the pinned one),
 // with the plugin turned on for a solution and off for the pristine source.
 func setupAdmission() error {
-	c, err := kittest.PrepareKubeCopy(apiserver, "kit-lesson6-")
-	copyDir, scratch = c.Dir, c.Scratch
-	if err != nil || c.Binary == "" {
-		return err
-	}
-	want := c.Binary
-	out, err := kittest.KubeSrc(copyDir, nil, "running", apiserver)
+	var err error
+	kubeCopy, err = kittest.PrepareKubeCopy(apiserver, "kit-lesson6-")
+	copyDir = kubeCopy.Dir
 	if err != nil {
 		return err
-	}
-	before := strings.TrimSpace(out)
-	if out, err = kittest.KubeSrc(copyDir, nil, "args", apiserver); err != nil {
-		return err
-	}
-	beforeFlag := pluginsFlag
-	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, pluginsFlag) {
-			beforeFlag = strings.TrimSpace(line)
-		}
 	}
 	// The plugins that ran before, the reference's taken out (the pinned
 	// binary refuses to start with a plugin it does not have), and put back
 	// at the end for a solution.
-	var plugins []string
-	for _, p := range strings.Split(strings.TrimPrefix(beforeFlag, pluginsFlag), ",") {
-		if p != "" && p != referencePlugin {
-			plugins = append(plugins, p)
+	return kubeCopy.SwapIn(pluginsFlag, func(running string) string {
+		var plugins []string
+		for _, p := range strings.Split(running, ",") {
+			if p != "" && p != referencePlugin {
+				plugins = append(plugins, p)
+			}
 		}
-	}
-	if os.Getenv(kittest.KubeSolutionEnv) != "" {
-		plugins = append(plugins, referencePlugin)
-	}
-	wantFlag := pluginsFlag + strings.Join(plugins, ",")
-	if before == want && beforeFlag == wantFlag {
-		return nil
-	}
-	if _, err := kittest.KubeSrc(copyDir, []string{"FLAGS=" + wantFlag}, "use", apiserver, want); err != nil {
-		return err
-	}
-	restore = func() error {
-		_, err := kittest.KubeSrc(copyDir, []string{"FLAGS=" + beforeFlag}, "use", apiserver, before)
-		return err
-	}
-	return nil
+		if os.Getenv(kittest.KubeSolutionEnv) != "" {
+			plugins = append(plugins, referencePlugin)
+		}
+		return strings.Join(plugins, ",")
+	})
 }
 
 // gitCopy runs git in the copy and returns its output.
@@ -248,7 +223,7 @@ func requireRefused(t *testing.T, err error, what string) {
 	var status apierrors.APIStatus
 	switch {
 	case err == nil:
-		t.Fatalf("%s was admitted; want it refused, 403 Forbidden: does the running kube-apiserver have your plugin, turned on? (make kube-build WHAT=%s && make kube-restart WHAT=%s FLAGS=%sOwnerReferencesPermissionEnforcement,YourPlugin; make kube-args WHAT=%s | grep admission)",
+		t.Fatalf("%s was admitted; want it refused, 403 Forbidden: does the running kube-apiserver have your plugin, turned on? (make kube-build WHAT=%s && make kube-restart WHAT=%s FLAGS=%s=OwnerReferencesPermissionEnforcement,YourPlugin; make kube-args WHAT=%s | grep admission)",
 			what, apiserver, apiserver, pluginsFlag, apiserver)
 	case !errors.As(err, &status) || status.Status().Code != http.StatusForbidden:
 		t.Fatalf("%s failed with %v; want 403 Forbidden (admission.NewForbidden)", what, err)

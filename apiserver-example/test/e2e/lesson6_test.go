@@ -51,24 +51,10 @@ var (
 	// etcd is the endpoint of the cluster's etcd and etcdctl the client built
 	// for the suite, both set by setup.
 	etcd, etcdctl string
-	suite         = &kittest.Suite{File: lessonFile, Setup: setup}
+	suite         = &kittest.Suite{File: lessonFile, Setup: setup, Teardown: kubeCopy.Close}
 )
 
-func TestMain(m *testing.M) {
-	code := suite.Run(m)
-	if restore != nil {
-		if err := restore(); err != nil {
-			fmt.Fprintln(os.Stderr, "FAIL: putting back the cluster's", apiserver+":", err)
-			code = 1
-		}
-	}
-	if scratch != "" {
-		if err := os.RemoveAll(scratch); err != nil {
-			fmt.Fprintln(os.Stderr, "removing the suite's copy of the source:", err)
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(suite.Run(m)) }
 
 // exercise is the name of the lesson's exercise etcd-read, as EXERCISE= and
 // SOLUTION= take it (admission is the other's).

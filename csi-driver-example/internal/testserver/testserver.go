@@ -1,7 +1,7 @@
-// Package testserver starts the driver's gRPC server for a test, on a unix
+// Package testserver starts the driver's gRPC servers for a test, each on a unix
 // socket in a temporary folder, and returns a client connection to it: the
-// tests call the services the way the sidecars do, through gRPC, so what they
-// see (codes, messages, answers) is what a sidecar would see.
+// tests call the services the way the sidecars and the kubelet do, through
+// gRPC, so what they see (codes, messages, answers) is what those would see.
 package testserver
 
 import (
@@ -12,6 +12,7 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/driver"
 )
@@ -19,6 +20,21 @@ import (
 // Start serves identity, controller and node on a fresh socket until the test
 // ends, and returns a connection to it.
 func Start(t testing.TB, identity csi.IdentityServer, controller csi.ControllerServer, node csi.NodeServer) *grpc.ClientConn {
+	t.Helper()
+	return serve(t, driver.NewServer(identity, controller, node))
+}
+
+// StartRegistration serves registration on a fresh socket until the test ends,
+// as the driver does in the kubelet's plugins registry folder, and returns a
+// connection to it.
+func StartRegistration(t testing.TB, registration registerapi.RegistrationServer) *grpc.ClientConn {
+	t.Helper()
+	return serve(t, driver.NewRegistrationServer(registration))
+}
+
+// serve serves srv on a socket in a fresh temporary folder until the test ends,
+// and returns a connection to it.
+func serve(t testing.TB, srv *grpc.Server) *grpc.ClientConn {
 	t.Helper()
 	// Not t.TempDir(): a test's name makes that path long, and a unix
 	// socket's path may be 107 bytes at most.
@@ -32,7 +48,6 @@ func Start(t testing.TB, identity csi.IdentityServer, controller csi.ControllerS
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := driver.NewServer(identity, controller, node)
 	go srv.Serve(listener)
 	t.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -2,19 +2,15 @@ package registration_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
-	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/driver"
+	"github.com/controller-kit/controller-kit/csi-driver-example/internal/testserver"
 	"github.com/controller-kit/controller-kit/csi-driver-example/pkg/registration"
 )
 
@@ -28,26 +24,7 @@ const (
 // of it: the test calls it the way the kubelet does.
 func start(t *testing.T, svc registerapi.RegistrationServer) registerapi.RegistrationClient {
 	t.Helper()
-	// Not t.TempDir(): a unix socket's path may be 107 bytes at most.
-	dir, err := os.MkdirTemp("", "reg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	socket := filepath.Join(dir, driverName+"-reg.sock")
-	listener, err := driver.Listen(socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := driver.NewRegistrationServer(svc)
-	go srv.Serve(listener)
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return registerapi.NewRegistrationClient(conn)
+	return registerapi.NewRegistrationClient(testserver.StartRegistration(t, svc))
 }
 
 func TestGetInfoNamesTheDriverItsSocketAndCSIVersion(t *testing.T) {

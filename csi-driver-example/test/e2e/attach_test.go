@@ -6,13 +6,11 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -109,34 +107,10 @@ func (d *testDriver) attachmentOf(ctx context.Context, volume string) (*storagev
 // would set), waits until kwok reports it Ready, and deletes it at cleanup.
 func makeManagedNode(t *testing.T, cs kubernetes.Interface, name string) {
 	t.Helper()
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("32"),
-		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-	}
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        name,
-			Labels:      map[string]string{"type": "kwok", testNodeLabel: "true"},
-			Annotations: map[string]string{managedAttachAnnotation: "true"},
-		},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
-	}
-	if _, err := cs.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating Node %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if err := cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Logf("cannot delete Node %s: %v", name, err)
-		}
-	})
-	kittest.Eventually(t, 2*time.Minute, "Node "+name+" Ready (kwok)", func(ctx context.Context) (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		i := slices.IndexFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeReady })
-		return i >= 0 && n.Status.Conditions[i].Status == corev1.ConditionTrue, nil
+	kittest.KwokNode(t, cs, metav1.ObjectMeta{
+		Name:        name,
+		Labels:      map[string]string{testNodeLabel: "true"},
+		Annotations: map[string]string{managedAttachAnnotation: "true"},
 	})
 }
 

@@ -28,13 +28,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/controller-kit/controller-kit/test/kittest"
 )
@@ -116,7 +112,7 @@ func runScheduler(t *testing.T, name string, serving ...string) *kittest.Process
 		t.Fatalf("%s has no line %q, which the suite renames for each test", shipped, shippedSchedulerName)
 	}
 	config = strings.Replace(config, shippedSchedulerName, "schedulerName: "+name, 1)
-	config += "clientConnection:\n  kubeconfig: " + schedulerKubeconfig(t) + "\n"
+	config += "clientConnection:\n  kubeconfig: " + kittest.ImpersonatingUserKubeconfig(t, schedulerUser, "system:authenticated") + "\n"
 	path := filepath.Join(t.TempDir(), "scheduler-config.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
@@ -125,72 +121,15 @@ func runScheduler(t *testing.T, name string, serving ...string) *kittest.Process
 	return kittest.StartProcess(t, "scheduler", suite.Bin, args...)
 }
 
-// schedulerKubeconfig writes a kubeconfig that reaches the cluster under test as
-// schedulerUser and returns its path.
-func schedulerKubeconfig(t *testing.T) string {
-	t.Helper()
-	raw, _, err := kittest.LoadKubeconfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, ok := raw.Contexts[raw.CurrentContext]
-	if !ok || raw.AuthInfos[ctx.AuthInfo] == nil {
-		t.Fatalf("kubeconfig context %q has no user to impersonate from", raw.CurrentContext)
-	}
-	user := raw.AuthInfos[ctx.AuthInfo].DeepCopy()
-	user.Impersonate = schedulerUser
-	user.ImpersonateGroups = []string{"system:authenticated"}
-	raw.AuthInfos = map[string]*clientcmdapi.AuthInfo{"scheduler": user}
-	ctx = ctx.DeepCopy()
-	ctx.AuthInfo = "scheduler"
-	raw.Contexts = map[string]*clientcmdapi.Context{raw.CurrentContext: ctx}
-	if err := clientcmdapi.FlattenConfig(&raw); err != nil {
-		t.Fatalf("cannot inline the kubeconfig's files: %v", err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig-scheduler")
-	if err := clientcmd.WriteToFile(raw, path); err != nil {
-		t.Fatalf("cannot write %s: %v", path, err)
-	}
-	return path
-}
-
 // makeNode creates a kwok Node called name in zone ("" for no zone label),
 // which kwok reports Ready, and deletes it at cleanup.
 func makeNode(t *testing.T, cs kubernetes.Interface, name, zone string) {
 	t.Helper()
-	labels := map[string]string{"type": "kwok", testNodeLabel: "true"}
+	labels := map[string]string{testNodeLabel: "true"}
 	if zone != "" {
 		labels[zoneLabel] = zone
 	}
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("32"),
-		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-	}
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
-	}
-	if _, err := cs.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating Node %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if err := cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Logf("cannot delete Node %s: %v", name, err)
-		}
-	})
-	kittest.Eventually(t, 2*time.Minute, "Node "+name+" Ready (kwok)", func(ctx context.Context) (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				return c.Status == corev1.ConditionTrue, nil
-			}
-		}
-		return false, nil
-	})
+	kittest.KwokNode(t, cs, metav1.ObjectMeta{Name: name, Labels: labels})
 }
 
 // podSpec returns the spec of a Pod for scheduler (its spec.schedulerName).
