@@ -241,17 +241,17 @@ test-debug: ## Lesson 4's debugger test on a fresh local cluster of its own: bre
 
 .PHONY: etcdctl
 etcdctl: ## Build bin/etcdctl (etcd's client, the cluster's etcd release) and print the export that points it at the local cluster's etcd: eval "$(make etcdctl)".
-	@hack/etcdctl.sh
+	@apiserver-example/hack/etcdctl.sh
 
 .PHONY: run-aggregated
 run-aggregated: ## Run k8s.io/sample-apiserver (built on first use) beside the local cluster on its etcd, registered with APIServices, so that kubectl get flunders goes through the aggregator; Ctrl-C stops it and removes the APIServices.
-	@hack/run-aggregated.sh
+	@apiserver-example/hack/run-aggregated.sh
 
 ##@ CSI (lesson 7)
 
 .PHONY: csi-sanity
 csi-sanity: ## The CSI project's conformance tests (csi-sanity, built on first use) against the toy driver (RECONCILER=stub|reference|<yours>), then what was skipped and why; no cluster needed.
-	@RECONCILER='$(RECONCILER)' hack/csi-sanity.sh
+	@RECONCILER='$(RECONCILER)' csi-driver-example/hack/csi-sanity.sh
 
 ##@ Your own controller
 
@@ -473,7 +473,7 @@ undeploy-guestbook: ## Remove what deploy-guestbook made, its CRD too (delete yo
 # read KIT_T0, and go test's cache keys on it.
 deploy-csi: export KIT_T0 := $(or $(KIT_T0),$(shell date +%s))
 deploy-csi: ## Lesson 7 part 2, on kind: the CSI driver's three images built and loaded, its controller half (Deployment csi-controller, with the sidecars) and node half (privileged DaemonSet csi-node) deployed in namespace csi-driver-example; waits until the kubelet registered it (RECONCILER=stub: the node exercises' start).
-	@hack/deploy-csi.sh check
+	@csi-driver-example/hack/deploy-csi.sh check
 	@$(MAKE) --no-print-directory -C csi-driver-example docker-build kind-load deploy
 
 .PHONY: undeploy-csi

@@ -12,7 +12,8 @@ import (
 )
 
 // TestReadLessonsReadsTheKitsTable reads the real lesson files: lessons 0-3, 5, 7 and 8, each
-// in its tier, and lessons 4 and 6 (Kubernetes' own source, the API server) in test/, every row naming a test function of its suite and a lesson page
+// in its tier, lesson 6 (the API server) in its room, apiserver-example/, and lesson 4
+// (Kubernetes' own source) in test/, every row naming a test function of its suite and a lesson page
 // that exists, so a row whose test was renamed or removed fails here and not in a
 // learner's make check.
 func TestReadLessonsReadsTheKitsTable(t *testing.T) {
@@ -21,7 +22,7 @@ func TestReadLessonsReadsTheKitsTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"0": "workqueue-example", "1": "workqueue-example", "2": "sample-controller", "3": "kubebuilder-guestbook", "4": "test", "5": "cloud-provider-example", "6": "test", "7": "csi-driver-example", "8": "scheduler-plugin-example"}
+	want := map[string]string{"0": "workqueue-example", "1": "workqueue-example", "2": "sample-controller", "3": "kubebuilder-guestbook", "4": "test", "5": "cloud-provider-example", "6": "apiserver-example", "7": "csi-driver-example", "8": "scheduler-plugin-example"}
 	if len(lessons) != len(want) {
 		t.Fatalf("got %d lessons, want %d (%v)", len(lessons), len(want), want)
 	}
