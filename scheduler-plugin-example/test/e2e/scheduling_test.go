@@ -149,7 +149,11 @@ func TestUnrelatedNodeChangesLeaveThePendingPodAlone(t *testing.T) {
 	node := ns + "-1"
 	makeNode(t, cs, node, ns+"-elsewhere")
 	metrics := startSchedulerWithMetrics(t, ns)
-	makePod(t, cs, ns, "waiting", ns, ns)
+	// The Pod tolerates every taint, so that ZoneSpread alone turns nodes away
+	// and only the events it registered can requeue the Pod: a Node of a test
+	// running beside this one is tainted until kwok reports it Ready, and the
+	// taint's removal would requeue a Pod that TaintToleration turned away.
+	makePod(t, cs, ns, "waiting", ns, ns, corev1.Toleration{Operator: corev1.TolerationOpExists})
 	schedulingEvent(t, cs, ns, "waiting", "FailedScheduling")
 	before := unschedulableAttempts(t, metrics, ns)
 	if before < 1 {
