@@ -138,17 +138,19 @@ func (*ZoneSpread) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
 	return fwk.Queue, nil
 }
 
-// SignPod answers for opportunistic batching (KEP-5598): Pods with the same
-// signature may be placed from one scheduling cycle's results without running
-// the plugins again. A plugin at the filter or score point that does not
-// implement SignPlugin turns batching off for every Pod, so the reference
-// implements it. Its Filter reads only the zone the Pod asks for, so that is
-// the Pod's fragment. But its Score reads the Pods already on each node, which
-// change with every Pod placed: reusing one Pod's scores for the next would put
-// a workload's Pods on one node instead of spreading them. So a Pod of a
-// workload is refused (Unschedulable here means "not signable", not "cannot be
-// scheduled"), as the in-tree PodTopologySpread refuses Pods with spread
-// constraints.
+// SignPod answers for opportunistic batching (KEP-5598): a Pod with the same
+// signature as the Pod before it may take its node from the list that Pod's
+// scheduling cycle scored, the node chosen last being filtered and scored
+// again. A plugin at the filter or score point that does not implement
+// SignPlugin turns batching off for every Pod, so the reference implements it.
+// Its Filter reads only the zone the Pod asks for, so that is the Pod's
+// fragment. Its Score reads where the workload's other Pods are, which nothing
+// in the Pod itself says, so a Pod of a workload is refused (Unschedulable
+// here means "not signable", not "cannot be scheduled"), as the in-tree
+// PodTopologySpread and InterPodAffinity refuse the Pods whose placement
+// depends on other Pods. With the shipped profile no Pod is signed anyway:
+// PodTopologySpread, on at filter, refuses every Pod while its default
+// constraints are on. Lesson 8's exercises leave SignPod out.
 func (*ZoneSpread) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
 	if Workload(pod) != "" {
 		return nil, fwk.NewStatus(fwk.Unschedulable, "a Pod of a workload is not signable: its score depends on where the workload's other Pods are")

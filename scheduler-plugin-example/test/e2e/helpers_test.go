@@ -141,13 +141,14 @@ func podSpec(scheduler string) corev1.PodSpec {
 }
 
 // makePod creates a Pod called name for scheduler, asking for zone ("" for
-// none).
-func makePod(t *testing.T, cs kubernetes.Interface, namespace, name, scheduler, zone string) {
+// none), with tolerations if any.
+func makePod(t *testing.T, cs kubernetes.Interface, namespace, name, scheduler, zone string, tolerations ...corev1.Toleration) {
 	t.Helper()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: podSpec(scheduler)}
 	if zone != "" {
 		pod.Annotations = map[string]string{zoneAnnotation: zone}
 	}
+	pod.Spec.Tolerations = tolerations
 	if _, err := cs.CoreV1().Pods(namespace).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating Pod %s: %v", name, err)
 	}

@@ -57,9 +57,22 @@ func TestPodsLandOnlyOnNodesOfTheirZone(t *testing.T) {
 	}
 }
 
+// What the preemption part of a FailedScheduling Event says of the nodes the
+// Filter turned away (the DefaultPreemption plugin, which runs at PostFilter
+// when no node fits). A node rejected as UnschedulableAndUnresolvable is left
+// out of preemption's search, and the Event counts it as preemptionNotHelpful;
+// a node rejected as plain Unschedulable is searched for Pods to evict, and a
+// node with none of lower priority is counted as preemptionFoundNoVictims.
+const (
+	preemptionNotHelpful     = "Preemption is not helpful for scheduling"
+	preemptionFoundNoVictims = "No preemption victims found for incoming pod"
+)
+
 // TestPodWithNoFittingNodeStaysPendingWithTheReason: a Pod that asks for a zone
 // no node has stays Pending, its PodScheduled condition False (Unschedulable),
-// with a FailedScheduling Event that names the zone.
+// with a FailedScheduling Event that names the zone and says preemption cannot
+// help: the Filter's status code is UnschedulableAndUnresolvable, not plain
+// Unschedulable, which would send preemption looking for victims on every node.
 func TestPodWithNoFittingNodeStaysPendingWithTheReason(t *testing.T) {
 	t.Parallel()
 	cs := kittest.Clientset(t)
@@ -70,6 +83,11 @@ func TestPodWithNoFittingNodeStaysPendingWithTheReason(t *testing.T) {
 	e := schedulingEvent(t, cs, ns, "nowhere", "FailedScheduling")
 	if want := "not in zone " + ns; !strings.Contains(e.Note, want) {
 		t.Errorf("FailedScheduling Event: %q, want it to say %q (the plugin's reason)", e.Note, want)
+	}
+	if strings.Contains(e.Note, preemptionFoundNoVictims) || !strings.Contains(e.Note, preemptionNotHelpful) {
+		t.Errorf("FailedScheduling Event: %q, want its preemption part to say %q and never %q: "+
+			"a node out of the Pod's zone is UnschedulableAndUnresolvable (evicting Pods cannot change its labels), "+
+			"and plain Unschedulable has preemption look for victims on it", e.Note, preemptionNotHelpful, preemptionFoundNoVictims)
 	}
 	pod, err := cs.CoreV1().Pods(ns).Get(context.Background(), "nowhere", metav1.GetOptions{})
 	if err != nil {
@@ -131,7 +149,11 @@ func TestUnrelatedNodeChangesLeaveThePendingPodAlone(t *testing.T) {
 	node := ns + "-1"
 	makeNode(t, cs, node, ns+"-elsewhere")
 	metrics := startSchedulerWithMetrics(t, ns)
-	makePod(t, cs, ns, "waiting", ns, ns)
+	// The Pod tolerates every taint, so that ZoneSpread alone turns nodes away
+	// and only the events it registered can requeue the Pod: a Node of a test
+	// running beside this one is tainted until kwok reports it Ready, and the
+	// taint's removal would requeue a Pod that TaintToleration turned away.
+	makePod(t, cs, ns, "waiting", ns, ns, corev1.Toleration{Operator: corev1.TolerationOpExists})
 	schedulingEvent(t, cs, ns, "waiting", "FailedScheduling")
 	before := unschedulableAttempts(t, metrics, ns)
 	if before < 1 {
