@@ -273,12 +273,12 @@ func report(w *os.File, splits []split) {
 		for _, v := range versions {
 			mods := s.at[v]
 			sort.Strings(mods)
+			if v == s.highest {
+				fmt.Fprintf(w, "  at %s already: %s\n", v, strings.Join(mods, ", "))
+				continue
+			}
 			for _, m := range mods {
-				if v == s.highest {
-					fmt.Fprintf(w, "  %-36s %s\n", m, v)
-				} else {
-					fmt.Fprintf(w, "  %-36s %s   fix: (cd %s && GOWORK=off go get %s@%s && GOWORK=off go mod tidy)\n", m, v, m, s.dep, effective(s.highest))
-				}
+				fmt.Fprintf(w, "  %-36s %s   fix: (cd %s && GOWORK=off go get %s@%s && GOWORK=off go mod tidy)\n", m, v, m, s.dep, effective(s.highest))
 			}
 		}
 	}
