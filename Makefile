@@ -38,7 +38,10 @@ KUBECONFIG := $(shell kc='$(KUBECONFIG)'; IFS=:; out=; for p in $$kc; do case "$
 KUBEBUILDER_ASSETS := $(KIT_BIN)/k8s/$(patsubst v%,%,$(KUBE_VERSION))-$(shell go env GOOS)-$(shell go env GOARCH)
 # The tiers' and tests' tools (kubectl, controller-gen, ...) come from bin/ first.
 PATH := $(KIT_BIN):$(PATH)
-export KIT_ROOT KIT_BIN KUBECONFIG KUBE_VERSION KUBEBUILDER_ASSETS PATH
+# Every go command the kit runs compiles with -trimpath, so bin/'s builds and go test
+# share the build cache (hack/lib/lists.sh says why; a GOFLAGS of your own is kept).
+GOFLAGS := $(shell bash -c 'source "$$0/hack/lib.sh" && echo "$$GOFLAGS"' "$(KIT_ROOT)")
+export KIT_ROOT KIT_BIN KUBECONFIG KUBE_VERSION KUBEBUILDER_ASSETS PATH GOFLAGS
 
 # The tiers in lesson order (lesson 5's cloud-controller-manager among them: it has
 # their Makefile targets): the top-level folders with a lesson file, read by
@@ -287,7 +290,7 @@ generate: ## Regenerate code and manifests of every tier.
 	@for t in $(TIERS); do $(MAKE) --no-print-directory -C $$t generate; done
 
 .PHONY: verify
-verify: ## Fail if generated code or manifests are not what is committed (runs make generate and compares).
+verify: ## Fail if a Go module of the kit compiles a shared dependency at another version than the others (go run ./test/versions names it and the fix), or generated code or manifests are not what is committed (runs make generate and compares).
 	@hack/verify-clean.sh
 
 .PHONY: verify-docs

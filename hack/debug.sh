@@ -476,7 +476,7 @@ cmd_debug_tier() {
 	local gowork=${GOWORK:-}
 	kit_work_modules | grep -qxF -- "$tier" || gowork=off
 	kit_with_heartbeat "$tier" "the first time recompiles client-go and every other package it imports" \
-		env GOWORK="$gowork" go build -C "$KIT_ROOT/$tier" -gcflags='all=-N -l' -o "$binary" "$pkg" ||
+		env GOWORK="$gowork" GOFLAGS="$(kit_goflags_untrimmed)" go build -C "$KIT_ROOT/$tier" -gcflags='all=-N -l' -o "$binary" "$pkg" ||
 		kit_die "the debug build of $tier failed (the Go error is above)"
 	kit_log "built $tier for the debugger in $((SECONDS - start)) s"
 	{
@@ -526,7 +526,7 @@ cmd_debug_sidecar() {
 	kit_log "building $name with optimisation off everywhere (-gcflags=all=-N -l) from hack/csi into ${binary#"$KIT_ROOT"/}"
 	# The build module is outside go.work, as build-bins.sh builds it.
 	kit_with_heartbeat "$name" "the first time recompiles client-go and every other package it imports" \
-		env GOWORK=off go build -C "$KIT_ROOT/hack/csi" -gcflags='all=-N -l' -o "$binary" "$pkg" ||
+		env GOWORK=off GOFLAGS="$(kit_goflags_untrimmed)" go build -C "$KIT_ROOT/hack/csi" -gcflags='all=-N -l' -o "$binary" "$pkg" ||
 		kit_die "the debug build of $name failed (the Go error is above)"
 	kit_log "built $name for the debugger in $((SECONDS - start)) s"
 	{

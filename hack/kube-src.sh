@@ -382,9 +382,11 @@ go_test() {
 	# ARGS: more go test flags, such as -v or -count=1.
 	[ -z "${ARGS:-}" ] || read -r -a args <<<"$ARGS"
 	cd "$CONTROLPLANE"
-	local trim=(-trimpath)
-	[ "${TRIMPATH:-1}" = 1 ] || trim=()
-	GOWORK=off go test "${modflag[@]}" "${trim[@]}" "${run[@]}" "${args[@]}" "$@"
+	# TRIMPATH=0 takes -trimpath out of GOFLAGS too, where the kit puts it for
+	# every build (hack/lib/lists.sh).
+	local trim=(-trimpath) goflags=${GOFLAGS:-}
+	[ "${TRIMPATH:-1}" = 1 ] || { trim=(); goflags=$(kit_goflags_untrimmed); }
+	GOWORK=off GOFLAGS="$goflags" go test "${modflag[@]}" "${trim[@]}" "${run[@]}" "${args[@]}" "$@"
 }
 
 # require_dirs IMPORTPATH... fails on a package pattern whose folder is in

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# verify-clean.sh is `make verify`: it runs `make generate` and fails when that
-# changes the tree, i.e. when committed generated code or manifests are stale.
+# verify-clean.sh is `make verify`: it fails when a Go module of the kit compiles a
+# dependency at another version than the others do (test/versions), then runs
+# `make generate` and fails when that changes the tree, i.e. when committed
+# generated code or manifests are stale.
 # It compares the tree before and after, so unrelated edits in progress do not count.
 #
 # The generators write every file again even when its content does not change.
@@ -18,6 +20,19 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$KIT_ROOT"
+
+# The kit's Go modules compile each shared dependency at one version
+# (test/versions). It reads only the go.mod and go.sum files, so it remembers its
+# own pass, keyed over those: a change elsewhere does not run it again.
+versions_key=$({ go env GOVERSION; git ls-files -z --cached --others --exclude-standard -- 'go.mod' '*/go.mod' 'go.sum' '*/go.sum' 'go.work' |
+	LC_ALL=C sort -z | xargs -0 sha256sum; } 2>/dev/null | sha256sum | cut -d' ' -f1) || versions_key=""
+if kit_passed_before versions "$versions_key"; then
+	echo ">> verify: no go.mod or go.sum has changed since the versions check last passed ($KIT_OUT/versions.key)"
+else
+	kit_forget_pass versions
+	go run ./test/versions
+	kit_remember_pass versions "$versions_key"
+fi
 
 key=$(kit_tree_key 2>/dev/null) || key=""
 if kit_passed_before verify "$key"; then

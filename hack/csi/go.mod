@@ -2,13 +2,15 @@
 // driver: the sidecars csi-provisioner (external-provisioner) and csi-attacher
 // (external-attacher), and csi-sanity, the CSI conformance tests (csi-test). None of
 // them can be installed with 'go install ...@version' (their go.mod files have replace
-// directives), so this module requires them as tools. The replaces below move the
-// Kubernetes staging modules they use to the kit's v0.37.2: the sidecars pin v0.36.1
-// and v0.37.0 in their own go.mod files and compile against v0.37.2 unchanged. A
-// module of its own, outside go.work like the other build modules, so csi-test's
-// newer ginkgo, gomega and grpc never move the versions the controllers build with.
-// Build with hack/build-bins.sh csi (all three) or one NAME; built on first use.
-// To bump: 'go get <module>@<version>' here, then 'go mod tidy'.
+// directives), so this module requires them as tools. It requires the Kubernetes
+// staging modules they use at the kit's v0.37.2 (the sidecars ask for v0.36.1 and
+// v0.37.0 and compile against v0.37.2 unchanged), and every other dependency at the
+// kit's one version, so their packages come from the build cache the control plane
+// and the lessons fill (make verify's test/versions checks it). No replace: raising
+// the requirement is enough. A module of its own, outside go.work like the other
+// build modules. Build with hack/build-bins.sh csi (all three) or one NAME; built on
+// first use. To bump: 'go get <module>@<version>' here, 'go mod tidy', then
+// 'go run ./test/versions' at the root.
 module github.com/controller-kit/controller-kit/hack/csi
 
 go 1.26.0
@@ -28,7 +30,7 @@ require (
 	github.com/blang/semver/v4 v4.0.0 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/container-storage-interface/spec v1.13.0 // indirect
+	github.com/container-storage-interface/spec v1.14.0 // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
@@ -106,17 +108,17 @@ require (
 	go.uber.org/zap v1.28.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
 	golang.org/x/mod v0.41.0 // indirect
-	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
-	golang.org/x/sync v0.23.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/term v0.46.0 // indirect
-	golang.org/x/text v0.42.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/term v0.47.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
-	golang.org/x/tools v0.50.0 // indirect
+	golang.org/x/tools v0.51.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/grpc v1.84.0 // indirect
@@ -126,11 +128,11 @@ require (
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	k8s.io/api v0.37.2 // indirect
 	k8s.io/apimachinery v0.37.2 // indirect
-	k8s.io/apiserver v0.37.0 // indirect
+	k8s.io/apiserver v0.37.2 // indirect
 	k8s.io/client-go v0.37.2 // indirect
 	k8s.io/component-base v0.37.2 // indirect
-	k8s.io/component-helpers v0.36.1 // indirect
-	k8s.io/csi-translation-lib v0.37.0 // indirect
+	k8s.io/component-helpers v0.37.2 // indirect
+	k8s.io/csi-translation-lib v0.37.2 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260821135717-be32def86098 // indirect
 	k8s.io/streaming v0.37.2 // indirect
@@ -143,14 +145,4 @@ require (
 	sigs.k8s.io/sig-storage-lib-external-provisioner/v13 v13.1.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
-)
-
-replace (
-	k8s.io/api => k8s.io/api v0.37.2
-	k8s.io/apimachinery => k8s.io/apimachinery v0.37.2
-	k8s.io/apiserver => k8s.io/apiserver v0.37.2
-	k8s.io/client-go => k8s.io/client-go v0.37.2
-	k8s.io/component-base => k8s.io/component-base v0.37.2
-	k8s.io/component-helpers => k8s.io/component-helpers v0.37.2
-	k8s.io/csi-translation-lib => k8s.io/csi-translation-lib v0.37.2
 )

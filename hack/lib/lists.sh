@@ -84,6 +84,31 @@ kit_suites() {
 	done
 }
 
+# Every go command the kit runs compiles with -trimpath: bin/'s builds, go test,
+# go vet and the suites' binaries alike. Go's build cache shares a compiled package
+# only between builds with the same flags, and -trimpath is what lets lesson 4's
+# copy of Kubernetes reuse the pinned module's compiled packages (its files are
+# named by module path and version, not by folder), so the tests take it too
+# rather than compile every package a second time (docs/performance.md, "Compile
+# actions in a cold make test"). A GOFLAGS of your own is kept; the root Makefile
+# exports the result. A debug build, which delve reads by folder, drops it again
+# (kit_goflags_untrimmed).
+case " ${GOFLAGS:-} " in
+*" -trimpath "*) ;;
+*) export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath" ;;
+esac
+
+# kit_goflags_untrimmed prints GOFLAGS without -trimpath, for a debug build
+# (-gcflags=all=-N -l), whose packages are compiled apart anyway and whose
+# files delve must find where they are on disk.
+kit_goflags_untrimmed() {
+	local flag out=()
+	for flag in ${GOFLAGS:-}; do
+		[ "$flag" = -trimpath ] || out+=("$flag")
+	done
+	echo "${out[*]:-}"
+}
+
 # kit_work_modules prints the workspace's modules, the folders go.work uses, one a
 # line, from the repository root (sample-controller, sample-controller/test/e2e).
 # make vet and make test-unit take their lists from here.

@@ -6,10 +6,12 @@ import (
 	"go/build"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/controller-kit/controller-kit/test/kittest"
 )
@@ -60,8 +62,12 @@ func printDiagnosis(w io.Writer, root, logDir, test string, shown *shownSoFar) {
 // panicSummary returns "VALUE at FILE:LINE" for the first panic a controller log
 // reports ("Observed a panic", as client-go's and controller-runtime's crash
 // handlers log it): the panic's value and the first frame of its stack trace in
-// the learner's own code (not in Go's runtime, whose files are under GOROOT, and
-// not in a module from the module cache). "" when the log reports no panic.
+// the learner's own code, not in Go's standard library nor in a module from the
+// module cache. The kit builds with -trimpath, so a frame names its file by
+// import path (runtime/panic.go, k8s.io/apimachinery@v0.37.2/..., and the kit's
+// own github.com/controller-kit/controller-kit/TIER/...), which it gives from the
+// repository root (TIER/...); a build without it names folders on disk, which it
+// gives as they are. "" when the log reports no panic.
 func panicSummary(log string) string {
 	i := strings.Index(log, "Observed a panic")
 	if i < 0 {
@@ -74,20 +80,53 @@ func panicSummary(log string) string {
 	}
 	for _, m := range stackFrame.FindAllStringSubmatch(rest, -1) {
 		file := m[1]
-		if strings.Contains(file, "/pkg/mod/") || strings.HasPrefix(file, build.Default.GOROOT+"/") {
+		if notTheLearners(file) {
 			continue
 		}
-		return fmt.Sprintf("%s at %s:%s", value, file, m[2])
+		return fmt.Sprintf("%s at %s:%s", value, strings.TrimPrefix(file, kitModule+"/"), m[2])
 	}
 	return value
 }
 
+// kitModule is the import path the kit's modules start with.
+const kitModule = "github.com/controller-kit/controller-kit"
+
+// notTheLearners reports whether a stack frame's file is in Go's standard
+// library or in the module cache: under GOROOT or the module cache on disk, or,
+// as -trimpath names them, a standard package's path (no dot in its first
+// element: runtime/panic.go) or a module's path@version.
+func notTheLearners(file string) bool {
+	if strings.Contains(file, "/pkg/mod/") || strings.Contains(file, "@") {
+		return true
+	}
+	if root := goroot(); root != "" && strings.HasPrefix(file, root+"/") {
+		return true
+	}
+	first, _, _ := strings.Cut(file, "/")
+	return !strings.HasPrefix(file, "/") && !strings.Contains(first, ".")
+}
+
+// goroot is Go's own folder: go/build's default, which a program built with
+// -trimpath does not know, else what `go env GOROOT` prints.
+var goroot = sync.OnceValue(func() string {
+	if build.Default.GOROOT != "" {
+		return build.Default.GOROOT
+	}
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+})
+
 var (
 	// panicValue finds the panic's value in klog's panic="..." or zap's "panic": "...".
 	panicValue = regexp.MustCompile(`"?panic"?[=:] ?"([^"]+)"`)
-	// stackFrame finds a frame's file and line in a Go stack trace, such as
-	// "/src/kit/internal/controller/mine.go:271".
-	stackFrame = regexp.MustCompile(`(/[^\s"\\:]+\.go):(\d+)`)
+	// stackFrame finds a frame's file and line in a Go stack trace, after the
+	// tab that starts it (a real one, or \t in a JSON log): a folder on disk,
+	// /src/kit/internal/controller/mine.go:271, or, built with -trimpath, an
+	// import path, github.com/controller-kit/controller-kit/TIER/mine.go:271.
+	stackFrame = regexp.MustCompile(`(?:\t|\\t)([^\s"\\:]+\.go):(\d+)`)
 )
 
 // shownSoFar is what one report has already shown under an earlier failing

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"go/build"
 	"strings"
 	"testing"
 
@@ -75,11 +74,19 @@ func TestRefusalHintFollowsWhoRefused(t *testing.T) {
 func TestPanicSummaryNamesTheValueAndTheLearnersFrame(t *testing.T) {
 	zap := "2026-11-30T10:00:00Z\tERROR\tObserved a panic\t{\"panic\": \"runtime error: invalid memory address or nil pointer dereference\", " +
 		"\"stacktrace\": \"goroutine 7 [running]:\\nk8s.io/apimachinery/pkg/util/runtime.logPanic(...)\\n\\t/root/go/pkg/mod/k8s.io/apimachinery@v0.37.2/pkg/util/runtime/runtime.go:142 +0x1\\n" +
-		"panic(...)\\n\\t" + build.Default.GOROOT + "/src/runtime/panic.go:783 +0x2\\n" +
+		"panic(...)\\n\\t" + goroot() + "/src/runtime/panic.go:783 +0x2\\n" +
 		"example/internal/controller.(*MyReconciler).writeStatus(...)\\n\\t/src/kit/kubebuilder-guestbook/internal/controller/mine.go:271 +0x3\"}"
 	want := "runtime error: invalid memory address or nil pointer dereference at /src/kit/kubebuilder-guestbook/internal/controller/mine.go:271"
 	if got := panicSummary("I1 started\n" + zap + "\n"); got != want {
 		t.Errorf("panicSummary = %q; want %q", got, want)
+	}
+	// Built with -trimpath, as the kit builds: frames name files by import path.
+	trimmed := "E1130 10:00:00 \"Observed a panic\" panic=\"assignment to entry in nil map\"\n" +
+		"goroutine 7 [running]:\nk8s.io/apimachinery/pkg/util/runtime.logPanic(...)\n\tk8s.io/apimachinery@v0.37.2/pkg/util/runtime/runtime.go:142 +0x1\n" +
+		"panic(...)\n\truntime/panic.go:783 +0x2\n" +
+		"example/internal/controller.(*MyReconciler).writeStatus(...)\n\tgithub.com/controller-kit/controller-kit/kubebuilder-guestbook/internal/controller/mine.go:271 +0x3\n"
+	if got, want := panicSummary(trimmed), "assignment to entry in nil map at kubebuilder-guestbook/internal/controller/mine.go:271"; got != want {
+		t.Errorf("panicSummary of a -trimpath stack = %q; want %q", got, want)
 	}
 	if got := panicSummary("I1 started\nE2 \"Reconcile failed\"\n"); got != "" {
 		t.Errorf("panicSummary of a log without a panic = %q; want \"\"", got)

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -48,11 +47,23 @@ func NewScheme() (*k8sruntime.Scheme, error) {
 // AssetsEnv is the variable envtest reads the binaries' folder from.
 const AssetsEnv = "KUBEBUILDER_ASSETS"
 
-// ProjectDir returns the project's top folder (where PROJECT and config/ are),
-// wherever `go test` runs from.
+// ProjectDir returns the project's top folder (where PROJECT and config/ are):
+// the nearest folder above the one `go test` runs a package in that holds the
+// PROJECT file. (It does not ask runtime.Caller for this file's folder: the kit
+// builds with -trimpath, which names files by import path instead.)
 func ProjectDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	dir, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "PROJECT")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
 }
 
 // AssetsDir returns the folder holding the kube-apiserver and etcd that envtest

@@ -57,7 +57,9 @@ func TestSmokeDelveStopsADebugBuildAndTakesItDownWithIt(t *testing.T) {
 	// for the packages it names: the standard library stays in the build cache.
 	build := exec.Command("go", "build", "-gcflags=-N -l", "-o", binary, ".")
 	build.Dir = dir
-	build.Env = append(os.Environ(), "GOWORK=off")
+	// Without -trimpath (which make exports for every other build): delve finds
+	// a debug build's files where they are on disk, as make debug's builds do.
+	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS="+untrimmed(os.Getenv("GOFLAGS")))
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the smoke program for debugging: %v\n%s", err, out)
 	}
@@ -133,4 +135,15 @@ func TestSmokeDelveStopsADebugBuildAndTakesItDownWithIt(t *testing.T) {
 	}
 	<-ended
 	requireGone(t, binary, goneWithin)
+}
+
+// untrimmed returns the GOFLAGS value goflags without -trimpath.
+func untrimmed(goflags string) string {
+	var kept []string
+	for _, f := range strings.Fields(goflags) {
+		if f != "-trimpath" {
+			kept = append(kept, f)
+		}
+	}
+	return strings.Join(kept, " ")
 }
