@@ -90,7 +90,7 @@ type build struct {
 
 func main() {
 	root := flag.String("root", ".", "the repository root (holds go.work)")
-	fix := flag.Bool("fix", false, "raise every module below the highest version of a dependency to it (go get, then go mod tidy), then check again")
+	fix := flag.Bool("fix", false, "raise every module below the highest version of a dependency to it (go get), then check again")
 	flag.Parse()
 
 	modules, err := kitModules(*root)
@@ -278,7 +278,7 @@ func report(w *os.File, splits []split) {
 				continue
 			}
 			for _, m := range mods {
-				fmt.Fprintf(w, "  %-36s %s   fix: (cd %s && GOWORK=off go get %s@%s && GOWORK=off go mod tidy)\n", m, v, m, s.dep, effective(s.highest))
+				fmt.Fprintf(w, "  %-36s %s   fix: (cd %s && GOWORK=off go get %s@%s)\n", m, v, m, s.dep, effective(s.highest))
 			}
 		}
 	}
@@ -287,7 +287,7 @@ func report(w *os.File, splits []split) {
 }
 
 // raise runs, in each module below the highest version of a split dependency,
-// one go get for all of them and then go mod tidy.
+// one go get for all of them.
 func raise(root string, splits []split) error {
 	wants := map[string][]string{}
 	for _, s := range splits {
@@ -321,8 +321,9 @@ func raise(root string, splits []split) error {
 // not golang.org/x/term@v0.46.0".
 var needs = regexp.MustCompile(`requires (\S+)@(\S+), not (\S+)@(\S+)`)
 
-// goGet runs go get with the wanted module@version arguments in dir, then go
-// mod tidy. Where go get refuses a version because another wanted version
+// goGet runs go get with the wanted module@version arguments in dir (and no go
+// mod tidy, which would drop a requirement a module keeps on purpose, such as
+// apiserver-example's client-go for its exercise's solution). Where go get refuses a version because another wanted version
 // requires a higher one, it asks for that one instead and tries again (the next
 // check raises the other modules to it).
 func goGet(dir string, wants []string) error {
@@ -347,12 +348,6 @@ func goGet(dir string, wants []string) error {
 		if !raised || try == 10 {
 			return fmt.Errorf("go get %s: %w\n%s", strings.Join(args, " "), err, out)
 		}
-	}
-	cmd := exec.Command("go", "mod", "tidy")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go mod tidy: %w\n%s", err, out)
 	}
 	return nil
 }
