@@ -75,6 +75,13 @@ type Lesson struct {
 	// such a lesson has one, and it must.
 	Smoke *LessonSmoke `json:"smoke,omitempty"`
 
+	// Reading is what make verify-docs' reading-path checker
+	// (hack/check-reading-paths.sh, through `check -reading-pages`) holds to the
+	// pinned modules in the lesson's page, for a lesson that quotes upstream
+	// code by path: so a new lesson's tables are checked without an edit of the
+	// script.
+	Reading *LessonReading `json:"reading,omitempty"`
+
 	// Tier is the tier's folder at the repository root and Suite the suite's
 	// folder relative to the tier, e.g. "sample-controller" and "test/e2e": where
 	// the lesson file lies says them, so the file does not.
@@ -105,6 +112,33 @@ type LessonSmoke struct {
 	// arguments, separated by spaces (no shell), e.g. "hack/kube-src.sh smoke".
 	Commands []string `json:"commands,omitempty"`
 }
+
+// LessonReading names the parts of a lesson's page that quote upstream code by
+// path, which hack/check-reading-paths.sh holds to the module cache at the
+// kit's pins.
+type LessonReading struct {
+	// Sections are the headings of the sections whose tables' path rows
+	// (| `path` | `name`, `name` | text |) are checked, each written as the page
+	// writes it after "## ", up to its anchor (e.g. "2. The request's path"): the
+	// path exists at the pinned version and declares each name. "*" checks
+	// every table of the page.
+	Sections []string `json:"sections,omitempty"`
+	// Mentions says which backquoted paths of the page's text, outside code
+	// blocks, must exist too: ReadingUpstream ("upstream") those written
+	// $K/... (k8s.io/kubernetes) or staging/src/k8s.io/...; ReadingAll ("all")
+	// also $M/NAME@VERSION/..., cmd/..., pkg/... and paths in the kit's tiers.
+	// Empty: none.
+	Mentions string `json:"mentions,omitempty"`
+}
+
+// The values of LessonReading.Mentions.
+const (
+	// ReadingUpstream checks the paths into Kubernetes' module and its staging
+	// modules that the text mentions.
+	ReadingUpstream = "upstream"
+	// ReadingAll checks those and the paths into the kit's tiers.
+	ReadingAll = "all"
+)
 
 // LessonExercise is one exercise of a lesson.
 type LessonExercise struct {
@@ -214,8 +248,8 @@ func (l *Lesson) checkRows() error {
 
 // checkHowItRuns checks the fields that say how the lesson runs: a known
 // Cluster, a Smoke exactly when the lesson has a cluster of its own, its checks
-// rows of the table, and no exercise marked kind-only in a lesson that runs on
-// the local cluster only.
+// rows of the table, a Reading that names something and no exercise marked
+// kind-only in a lesson that runs on the local cluster only.
 func (l *Lesson) checkHowItRuns() error {
 	switch l.Cluster {
 	case ClusterShared:
@@ -229,6 +263,19 @@ func (l *Lesson) checkHowItRuns() error {
 	default:
 		return fmt.Errorf("cluster: %q: want %s (its checks run on make test's clusters beside the other lessons') or %s (on a fresh local cluster of their own, make test-lesson%s; make test runs its smoke)",
 			l.Cluster, ClusterShared, ClusterOwn, l.Number)
+	}
+	if r := l.Reading; r != nil {
+		if len(r.Sections) == 0 && r.Mentions == "" {
+			return errors.New("reading: names neither sections nor mentions; leave it out, or name the sections whose tables quote upstream paths")
+		}
+		if r.Mentions != "" && r.Mentions != ReadingUpstream && r.Mentions != ReadingAll {
+			return fmt.Errorf("reading.mentions: %q: want %s (the $K/... and staging/src/k8s.io/... paths of the text) or %s (also $M/..., cmd/, pkg/ and the kit's tiers' paths)", r.Mentions, ReadingUpstream, ReadingAll)
+		}
+		for i, s := range r.Sections {
+			if strings.TrimSpace(s) == "" {
+				return fmt.Errorf("reading.sections[%d] is empty; write a heading of %s as it reads after \"## \", or \"*\" for every table", i, l.Doc)
+			}
+		}
 	}
 	for _, e := range l.Exercises {
 		if e.KindOnly != "" && l.LocalClusterOnly != "" {
