@@ -1,9 +1,9 @@
 # controller-kit: the learner's entry point. `make help` lists every target.
 #
-# Each tier (workqueue-example/, sample-controller/, kubebuilder-guestbook/) and lesson
-# 5's cloud-provider-example/ has a Makefile of its own with the same target names (run, test-unit, test-e2e, generate,
-# verify, docker-build, kind-load, deploy, undeploy); the targets here prepare the
-# cluster and the tools, then call the tier's. Versions are pinned in the go.mod files
+# Each tier (each top-level folder with a lesson file, TIERS below) has a Makefile of
+# its own with the same target names (run, test-unit, test-e2e, generate, verify,
+# docker-build, kind-load, deploy, undeploy); the targets here prepare the cluster and
+# the tools, then call the tier's. Versions are pinned in the go.mod files
 # under hack/, in the tiers' go.mod files and in test/bench/go.mod (upstream's
 # sample-controller, which the bench runs), nowhere else.
 
@@ -291,11 +291,12 @@ verify: ## Fail if generated code or manifests are not what is committed (runs m
 	@hack/verify-clean.sh
 
 .PHONY: verify-docs
-verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, a solution patch no longer applies, a lesson leaves out a contract its checks rely on or quotes a file:line of the kit's sources that no longer holds what it quotes, or a Japanese twin (docs/ja/) is missing or differs from its English page in headings, anchors, code blocks, links or language switch.
+verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, a solution patch no longer applies, a lesson leaves out a contract its checks rely on or quotes a file:line of the kit's sources that no longer holds what it quotes, a Japanese twin (docs/ja/) is missing or differs from its English page in headings, anchors, code blocks, links or language switch, or a list of lessons (the lesson path's table, a list a text writes out) is not what the lesson files say.
 	@hack/check-reading-paths.sh
 	@go run ./hack/jadocs
 	@go run ./test/check -verify-contracts
 	@go run ./test/check -verify-lines
+	@go run ./test/check -verify-lists
 	@# Against the committed tiers (a scratch index), so a learner's own edits do not count.
 	@idx=$$(mktemp) && trap 'rm -f "$$idx"' EXIT && GIT_INDEX_FILE=$$idx git read-tree HEAD && \
 		for p in docs/solutions/*/*.patch; do GIT_INDEX_FILE=$$idx git apply --cached --check "$$p" || \
