@@ -251,7 +251,7 @@ run-aggregated: ## Run k8s.io/sample-apiserver (built on first use) beside the l
 
 .PHONY: csi-sanity
 csi-sanity: ## The CSI project's conformance tests (csi-sanity, built on first use) against the toy driver (RECONCILER=stub|reference|<yours>), then what was skipped and why; no cluster needed.
-	@RECONCILER='$(RECONCILER)' hack/csi-sanity.sh
+	@RECONCILER='$(RECONCILER)' csi-driver-example/hack/csi-sanity.sh
 
 ##@ Your own controller
 
@@ -474,7 +474,7 @@ undeploy-guestbook: ## Remove what deploy-guestbook made, its CRD too (delete yo
 # read KIT_T0, and go test's cache keys on it.
 deploy-csi: export KIT_T0 := $(or $(KIT_T0),$(shell date +%s))
 deploy-csi: ## Lesson 7 part 2, on kind: the CSI driver's three images built and loaded, its controller half (Deployment csi-controller, with the sidecars) and node half (privileged DaemonSet csi-node) deployed in namespace csi-driver-example; waits until the kubelet registered it (RECONCILER=stub: the node exercises' start).
-	@hack/deploy-csi.sh check
+	@csi-driver-example/hack/deploy-csi.sh check
 	@$(MAKE) --no-print-directory -C csi-driver-example docker-build kind-load deploy
 
 .PHONY: undeploy-csi

@@ -1,7 +1,8 @@
 # lib.sh: the kit's one shell library. Every script of the kit sources it: the make
-# targets' bodies in hack/, hack/cluster's scripts, build-bins.sh and
-# controlplane/kube-version.sh. Not a tier's own scripts (sample-controller/hack/,
-# which a copy of the tier takes along), nor the files that run outside the kit: the templates
+# targets' bodies in hack/ and in a lesson's own hack/ (csi-driver-example/hack/,
+# ...), hack/cluster's scripts, build-bins.sh and controlplane/kube-version.sh. Not
+# sample-controller/hack/'s codegen scripts (which a copy of the tier takes along),
+# nor the files that run outside the kit: the templates
 # make new-controller copies into a learner's project, the kind node image's files,
 # the runtime wrapper. Source it; do not run it.
 #

@@ -27,7 +27,7 @@
 # _output/csi-sanity/ (driver.log, junit.xml). Exit status: csi-sanity's
 # (0: every test that ran passed).
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib.sh"
 KIT_ME="make csi-sanity"
 
 module="$KIT_ROOT/csi-driver-example"

@@ -9,7 +9,7 @@
 # base (FROM scratch), no shell. They run as root, as the CSI project's own images do
 # (distroless/static): the driver, root too, makes the socket they connect to.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib.sh"
 KIT_ME=docker-build-csi-sidecars.sh
 KIT_DIE_STATUS=2
 

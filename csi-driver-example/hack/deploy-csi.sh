@@ -39,7 +39,7 @@
 # again under the same tag (the git commit, which a learner's change does not
 # move) restarts the Pods, and an unchanged one does not.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib.sh"
 KIT_ME="make deploy-csi"
 [ "${1:-}" != undeploy ] || KIT_ME="make undeploy-csi"
 

@@ -34,7 +34,7 @@
 # 5, where the sidecars log each gRPC call with its request and response), ARGS
 # (more flags for the driver), KUBECONFIG.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib.sh"
 
 module="$KIT_ROOT/csi-driver-example"
 config="$module/config"

@@ -19,7 +19,7 @@
 # default 2, the Pods bound; 10 adds each plugin's score for each node), ARGS
 # (more flags), KUBECONFIG.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib.sh"
 
 module="$KIT_ROOT/scheduler-plugin-example"
 bin="$module/bin/scheduler-plugin-example"
