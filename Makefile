@@ -241,11 +241,11 @@ test-debug: ## Lesson 4's debugger test on a fresh local cluster of its own: bre
 
 .PHONY: etcdctl
 etcdctl: ## Build bin/etcdctl (etcd's client, the cluster's etcd release) and print the export that points it at the local cluster's etcd: eval "$(make etcdctl)".
-	@hack/etcdctl.sh
+	@apiserver-example/hack/etcdctl.sh
 
 .PHONY: run-aggregated
 run-aggregated: ## Run k8s.io/sample-apiserver (built on first use) beside the local cluster on its etcd, registered with APIServices, so that kubectl get flunders goes through the aggregator; Ctrl-C stops it and removes the APIServices.
-	@hack/run-aggregated.sh
+	@apiserver-example/hack/run-aggregated.sh
 
 ##@ CSI (lesson 7)
 

@@ -3,7 +3,7 @@
 // etcd, as the API server stored it, and prints the object decoded, as JSON,
 // the way the API server would answer for it:
 //
-//	go run ./test/lesson6/etcdread --endpoint "$ETCDCTL_ENDPOINTS" /registry/pods/default/NAME
+//	go run ./apiserver-example/etcdread --endpoint "$ETCDCTL_ENDPOINTS" /registry/pods/default/NAME
 //
 // As shipped it is the exercise's starting point: the command line, the output
 // and the errors are written; readKey and decode are yours to write. make check
@@ -25,7 +25,7 @@ import (
 
 // errNotWritten is what the two functions of the exercise return until you
 // write them.
-var errNotWritten = errors.New("not written yet: write readKey and decode in test/lesson6/etcdread/main.go (docs/lessons/06-kube-apiserver.md, the exercise)")
+var errNotWritten = errors.New("not written yet: write readKey and decode in apiserver-example/etcdread/main.go (docs/lessons/06-kube-apiserver.md, the exercise)")
 
 func main() {
 	endpoint := flag.String("endpoint", os.Getenv("ETCDCTL_ENDPOINTS"), "the etcd to read, as eval \"$(make etcdctl)\" sets ETCDCTL_ENDPOINTS (http://127.0.0.1:PORT)")

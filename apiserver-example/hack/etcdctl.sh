@@ -13,7 +13,7 @@
 # The lesson only reads: a write behind the API server's back never reaches its
 # watch cache (docs/lessons/06-kube-apiserver.md says why).
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib.sh"
 KIT_ME="make etcdctl"
 
 "$KIT_ROOT/hack/build-bins.sh" etcdctl >&2

@@ -15,9 +15,9 @@
 # the user that the aggregator's front proxy names in its X-Remote-User headers
 # because the cluster's kube-apiserver publishes its --requestheader-* flags
 # (hack/cluster/kwokctl.yaml) in kube-system/extension-apiserver-authentication.
-# What it applies: hack/cluster/sample-apiserver.yaml (the server's
+# What it applies: config/sample-apiserver.yaml (the server's
 # ServiceAccount and RBAC, the Service of type ExternalName localhost) before
-# the server starts, hack/cluster/sample-apiserver-apiservices.yaml (the
+# the server starts, config/sample-apiserver-apiservices.yaml (the
 # APIServices, with the server's port) once it listens.
 #
 # Its files are in _output/aggregated/CLUSTER/: the server's log
@@ -32,7 +32,7 @@
 # log's last lines shown); 2 no local cluster, or one made without the
 # --requestheader-* flags; 3 make run-aggregated already runs for the cluster.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib.sh"
 KIT_ME="make run-aggregated"
 KIT_DIE_STATUS=2
 
@@ -40,8 +40,8 @@ dir="$KIT_OUT/aggregated/$KIT_CLUSTER"
 state="$dir/run.env"
 log="$dir/sample-apiserver.log"
 audit="$dir/audit.log"
-manifest="$KIT_ROOT/hack/cluster/sample-apiserver.yaml"
-registration="$KIT_ROOT/hack/cluster/sample-apiserver-apiservices.yaml"
+manifest="$KIT_ROOT/apiserver-example/config/sample-apiserver.yaml"
+registration="$KIT_ROOT/apiserver-example/config/sample-apiserver-apiservices.yaml"
 apiservices=(v1beta1.wardle.example.com v1alpha1.wardle.example.com)
 
 # alive PID succeeds when PID runs (and is no zombie).

@@ -1,22 +1,27 @@
 # lib/lists.sh: the kit's lists, each read from the one place it is written, and a
 # name checked against a list. Part of hack/lib.sh, which sources it; do not source
 # it alone.
-#   tiers    the lesson files, <tier>/test/<suite>/lesson.yaml (test/kittest's
-#            ReadLessons reads the same files): a new tier is a new folder with one;
-#            the lessons' suites are those files' folders
+#   tiers    the lesson files, <tier>/test/<suite>/lesson.yaml that name a
+#            controller (test/kittest's ReadLessons reads the same files): a new
+#            tier is a new folder with one; the lessons' suites are those files'
+#            folders
 #   modules  go.work for the workspace's modules; every other go.mod of the kit is
 #            a module kept out of it on purpose (hack/'s build modules, the bench)
 
 # kit_tiers prints the kit's tiers, one a line, in lesson order: the top-level
-# folders with a lesson file of their own, <tier>/test/<suite>/lesson.yaml (the
-# lessons that change Kubernetes' own source keep theirs in test/<suite>/ and
-# have no tier). A tier with two lesson files (workqueue-example: lessons 0 and 1)
+# folders with a lesson file of their own, <tier>/test/<suite>/lesson.yaml, that
+# names the controller the tier builds (main). A lesson that builds none keeps its
+# file in test/<suite>/ (lesson 4) or in a room of its own that is no tier
+# (apiserver-example/, lesson 6: a program the learner writes, no controller). A
+# tier with two lesson files (workqueue-example: lessons 0 and 1)
 # takes the place of the first. The root Makefile runs it each time it starts,
 # so it starts no program: bash's indexed arrays list their indices in order.
 kit_tiers() {
-	local file number tier by_lesson=() seen=" "
+	local file number main tier by_lesson=() seen=" "
 	for file in "$KIT_ROOT"/*/test/*/lesson.yaml; do
 		[ -f "$file" ] || continue
+		kit_lesson_field "$file" main main
+		[ -n "$main" ] || continue
 		kit_lesson_field "$file" lesson number
 		file=${file#"$KIT_ROOT"/}
 		# A lesson that is not a number goes last.

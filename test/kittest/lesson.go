@@ -42,10 +42,12 @@ type Lesson struct {
 	OnlyExercises bool `json:"onlyExercises,omitempty"`
 	// KubeSource marks a lesson whose exercises change the learner's copy of
 	// Kubernetes' own source (make kube-src, hack/kube-src.sh) instead of a tier:
-	// its file lies in test/<suite>/, it has no controller of the kit to build
-	// (Main and Binary stay empty), and its solutions are patches to that copy,
-	// docs/solutions/<Doc's name>/kubernetes/<name>.patch, which the suite applies
-	// to a copy of its own (KubeSolutionEnv), never to the kit's tree.
+	// it has no controller of the kit to build (Main and Binary stay empty; its
+	// file lies in test/<suite>/, as lesson 4's, or in the suite of a room that
+	// is no tier, as lesson 6's apiserver-example/test/e2e), and its solutions
+	// are patches to that copy, docs/solutions/<Doc's name>/kubernetes/<name>.patch,
+	// which the suite applies to a copy of its own (KubeSolutionEnv), never to
+	// the kit's tree.
 	KubeSource bool `json:"kubeSource,omitempty"`
 	// Checks are the suite's checks, one per test, exercises' checks included.
 	Checks []Check `json:"checks"`
@@ -187,9 +189,6 @@ func ParseLesson(data []byte, dir string) (*Lesson, error) {
 func (l *Lesson) checkRequired() error {
 	required := map[string]string{"lesson": l.Number, "main": l.Main, "binary": l.Binary, "doc": l.Doc, "cluster": l.Cluster}
 	if l.KubeSource {
-		if l.Tier != "test" {
-			return fmt.Errorf("a kubeSource lesson checks no tier; its file lies in test/<suite>/%s", LessonFile)
-		}
 		if l.Main != "" || l.Binary != "" {
 			return errors.New("a kubeSource lesson builds no controller of the kit; leave out main and binary")
 		}

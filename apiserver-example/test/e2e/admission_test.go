@@ -1,6 +1,6 @@
 //go:build e2e
 
-package lesson6
+package e2e
 
 import (
 	"context"

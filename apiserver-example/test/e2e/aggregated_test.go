@@ -1,6 +1,6 @@
 //go:build e2e
 
-package lesson6
+package e2e
 
 import (
 	"bytes"
@@ -32,22 +32,22 @@ var (
 	// flunders is sample-apiserver's resource, in the version kubectl prefers.
 	flunders = schema.GroupVersionResource{Group: "wardle.example.com", Version: "v1beta1", Resource: "flunders"}
 	// apiServices is what make run-aggregated registers and deletes when it
-	// stops (hack/cluster/sample-apiserver-apiservices.yaml).
+	// stops (apiserver-example/config/sample-apiserver-apiservices.yaml).
 	apiServices  = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 	apiService   = "v1beta1.wardle.example.com"
 	flunderGroup = "wardle.example.com"
 )
 
 // TestAggregatedServerServesFlunders runs make run-aggregated's body
-// (hack/run-aggregated.sh), as lesson 6 section 11 does: once its APIService is
-// Available, a user whose RBAC allows listing Flunders lists one through the
-// cluster's kube-apiserver, and the aggregated server's own audit log names
-// that user, not the front proxy's (kube-apiserver's --requestheader-* flags,
-// hack/cluster/kwokctl.yaml). SIGTERM then stops it with exit status 0, its
-// APIServices deleted, so that discovery no longer lists the group. (The script
-// stops so on Ctrl-C's SIGINT too, but a shell cannot trap a signal that was
-// ignored when it started, and the test binary may run with SIGINT ignored, as
-// under make check: so the test sends the other signal the script traps.)
+// (apiserver-example/hack/run-aggregated.sh), as lesson 6 section 11 does: once
+// its APIService is Available, a user whose RBAC allows listing Flunders lists
+// one through the cluster's kube-apiserver, and the aggregated server's own
+// audit log names that user, not the front proxy's (kube-apiserver's
+// --requestheader-* flags, hack/cluster/kwokctl.yaml). SIGTERM then stops it
+// with exit status 0, its APIServices deleted, so that discovery no longer lists
+// the group. (The script stops so on Ctrl-C's SIGINT too, but a shell cannot
+// trap a signal that was ignored when it started, and the test binary may run
+// with SIGINT ignored, as under make check: so the test sends the other signal.)
 func TestAggregatedServerServesFlunders(t *testing.T) {
 	t.Parallel()
 	info, err := kittest.CurrentClusterInfo()
@@ -63,11 +63,11 @@ func TestAggregatedServerServesFlunders(t *testing.T) {
 	dir := filepath.Join(root, "_output", "aggregated", info.Name)
 	stateFile := filepath.Join(dir, "run.env")
 	var output bytes.Buffer
-	run := exec.Command(filepath.Join(root, "hack", "run-aggregated.sh"))
+	run := exec.Command(filepath.Join(root, "apiserver-example", "hack", "run-aggregated.sh"))
 	run.Env = append(os.Environ(), "KIT_CLUSTER="+info.Name)
 	run.Stdout, run.Stderr = &output, &output
 	if err := run.Start(); err != nil {
-		t.Fatalf("starting hack/run-aggregated.sh: %v", err)
+		t.Fatalf("starting apiserver-example/hack/run-aggregated.sh: %v", err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- run.Wait() }()
@@ -89,7 +89,7 @@ func TestAggregatedServerServesFlunders(t *testing.T) {
 			_ = stop()
 		}
 		if t.Failed() {
-			t.Logf("hack/run-aggregated.sh's output:\n%s", output.String())
+			t.Logf("apiserver-example/hack/run-aggregated.sh's output:\n%s", output.String())
 		}
 	})
 
@@ -102,7 +102,7 @@ func TestAggregatedServerServesFlunders(t *testing.T) {
 			select {
 			case err := <-exited:
 				stopped = true
-				t.Fatalf("hack/run-aggregated.sh exited before its APIService was Available: %v", err)
+				t.Fatalf("apiserver-example/hack/run-aggregated.sh exited before its APIService was Available: %v", err)
 			default:
 			}
 			obj, err := client.Resource(apiServices).Get(ctx, apiService, metav1.GetOptions{})
@@ -199,7 +199,7 @@ func TestAggregatedServerServesFlunders(t *testing.T) {
 		t.Errorf("deleting the Flunder: %v", err)
 	}
 	if err := stop(); err != nil {
-		t.Errorf("hack/run-aggregated.sh after SIGTERM: %v; want exit status 0", err)
+		t.Errorf("apiserver-example/hack/run-aggregated.sh after SIGTERM: %v; want exit status 0", err)
 	}
 	if _, err := client.Resource(apiServices).Get(context.Background(), apiService, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the APIService %s after make run-aggregated stopped: %v; want it deleted (NotFound), so that discovery does not name a group nobody serves", apiService, err)

@@ -1,10 +1,11 @@
-// Module lesson6 is the check suite of lesson 6 (build tag e2e): the API server
-// from main to etcd. It holds the program of the lesson's exercise etcd-read
-// (etcdread, which the learner writes) beside the checks that build and run it,
-// and the check that etcdctl reads the local cluster's etcd. A module of its own,
-// like the other suites, so the test helpers (test/kittest) stay out of every
-// controller's module.
-module github.com/controller-kit/controller-kit/test/lesson6
+// Module e2e is lesson 6's check suite (build tag e2e): the API server from main
+// to etcd. It builds and runs the program of the lesson's exercise etcd-read
+// (../../etcdread, which the learner writes) without importing it, and checks
+// that etcdctl reads the local cluster's etcd, that make run-aggregated serves
+// through the aggregator, the debug replica, and the exercise admission-plugin.
+// A module of its own, like the other suites, so the test helpers (test/kittest)
+// stay out of the lesson's module.
+module github.com/controller-kit/controller-kit/apiserver-example/test/e2e
 
 go 1.26.0
 
@@ -64,4 +65,4 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace github.com/controller-kit/controller-kit/test/kittest => ../kittest
+replace github.com/controller-kit/controller-kit/test/kittest => ../../../test/kittest

@@ -1,11 +1,11 @@
 //go:build e2e
 
-// Package lesson6 checks lesson 6 (docs/lessons/06-kube-apiserver.md) on the
+// Package e2e checks lesson 6 (docs/lessons/06-kube-apiserver.md) on the
 // kit's local cluster, whose etcd the tests read: that etcdctl, built from the
 // pinned module hack/etcd, reads an object's key as the lesson says (its mod
 // revision is the object's resourceVersion, a built-in type is protobuf), and
 // the exercise etcd-read, a program of the learner's own
-// (test/lesson6/etcdread) that prints the object a key holds, decoded. The
+// (apiserver-example/etcdread) that prints the object a key holds, decoded. The
 // exercise admission-plugin, a plugin in the learner's copy of Kubernetes,
 // has its checks and their setup in admission_test.go.
 //
@@ -16,7 +16,7 @@
 //     (docs/solutions/06-kube-apiserver/etcd-read.patch) laid over it;
 //   - KIT_KUBE_PRISTINE=1: etcdread as committed, the stub, which must fail
 //     every check of the exercise.
-package lesson6
+package e2e
 
 import (
 	"bytes"
@@ -287,7 +287,7 @@ var (
 func buildEtcdRead(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir := filepath.Join(kittest.RepoRoot(), "test", "lesson6", "etcdread")
+		dir := filepath.Join(kittest.RepoRoot(), "apiserver-example", "etcdread")
 		overlay := os.Getenv(kittest.OverlayEnv)
 		if os.Getenv(kittest.KubePristineEnv) == "1" {
 			if overlay, buildErr = committedOverlay(dir, t.TempDir()); buildErr != nil {
@@ -297,7 +297,7 @@ func buildEtcdRead(t *testing.T) string {
 		built, buildErr = kittest.CachedBinary(dir, "etcdread", overlay)
 	})
 	if buildErr != nil {
-		t.Fatalf("test/lesson6/etcdread does not compile; fix it (go build ./test/lesson6/etcdread says the same): %v", buildErr)
+		t.Fatalf("apiserver-example/etcdread does not compile; fix it (go build ./apiserver-example/etcdread says the same): %v", buildErr)
 	}
 	return built
 }
