@@ -47,6 +47,8 @@ type options struct {
 	expectStub, verbose, ensureCluster, verifyContracts, verifyLines bool
 	// verifyLists and readingPages are make verify-docs' (lists.go).
 	verifyLists, readingPages bool
+	// launchJSON prints .vscode/launch.json, verifyLaunch compares it (launch.go).
+	launchJSON, verifyLaunch bool
 	// lessons asks for the lessons' numbers instead of a run, those that pass
 	// filter (-cluster, -kind, -smoke).
 	lessons bool
@@ -70,6 +72,8 @@ func main() {
 	flag.BoolVar(&o.verifyLines, "verify-lines", false, "for make verify-docs: check that every file:line a lesson quotes from the kit's sources (main.go:231, foo_test.go:30, Makefile:45) still points at what it quotes, and exit")
 	flag.BoolVar(&o.verifyLists, "verify-lists", false, "for make verify-docs: check that the lesson-path pages' lesson tables have one row per lesson file, and that every list of lessons a text of the kit writes out is marked with the set it lists and holds it, and exit")
 	flag.BoolVar(&o.readingPages, "reading-pages", false, "for hack/check-reading-paths.sh: print the lesson pages' sections whose tables quote upstream paths, and the pages whose text it checks, as the lesson files' reading fields say, and exit")
+	flag.BoolVar(&o.launchJSON, "launch-json", false, "for make generate: print .vscode/launch.json as the lesson files' debug entries make it, and exit")
+	flag.BoolVar(&o.verifyLaunch, "verify-launch-json", false, "for make verify-docs: check that .vscode/launch.json is what the lesson files' debug entries make of it, and exit")
 	flag.BoolVar(&o.lessons, "lessons", false, "print the numbers of the lessons, one a line, that pass the filters -cluster, -kind and -smoke, and exit (with -lesson: exit 1 when that lesson does not pass them)")
 	flag.StringVar(&o.filter.cluster, "cluster", "", "with -lessons: only the lessons whose lesson.yaml says this cluster: shared (they run in make test's lanes) or own (make test-lessonN)")
 	flag.BoolVar(&o.filter.kind, "kind", false, "with -lessons: only the lessons that run on kind (no localClusterOnly)")
@@ -101,6 +105,8 @@ func dispatch(o options) (int, error) {
 		return verifyLists(o.root, os.Stdout)
 	case o.readingPages:
 		return readingPages(o.root, os.Stdout)
+	case o.launchJSON, o.verifyLaunch:
+		return writeLaunch(o.root, o.verifyLaunch, os.Stdout)
 	case o.lessons:
 		return listLessons(o.root, o.lesson, o.filter, os.Stdout)
 	case o.lane != "":
