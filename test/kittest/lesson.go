@@ -299,8 +299,10 @@ func (l *Lesson) checkRows() error {
 
 // checkHowItRuns checks the fields that say how the lesson runs: a known
 // Cluster, a Smoke exactly when the lesson has a cluster of its own, its checks
-// rows of the table, a Reading that names something and no exercise marked
-// kind-only in a lesson that runs on the local cluster only.
+// rows of the table, Debug entries complete, each with a name and a port of its
+// own and a known start (a script's lies in the lesson's folder), a Reading
+// that names something and no exercise marked kind-only in a lesson that runs on
+// the local cluster only.
 func (l *Lesson) checkHowItRuns() error {
 	switch l.Cluster {
 	case ClusterShared:
@@ -317,7 +319,10 @@ func (l *Lesson) checkHowItRuns() error {
 	}
 	for i, d := range l.Debug {
 		where := fmt.Sprintf("debug[%d] (%s)", i, d.Name)
+		twin := slices.IndexFunc(l.Debug[:i], func(o LessonDebug) bool { return o.Name == d.Name || o.Port == d.Port })
 		switch {
+		case twin >= 0:
+			return fmt.Errorf("%s: debug[%d] has its name or its port (%d) already; each name and each port is one entry's", where, twin, d.Port)
 		case d.Name == "" || d.Start == "":
 			return fmt.Errorf("%s: every debug entry states name, port and start", where)
 		case d.Port < 1024 || d.Port > 65535:

@@ -135,6 +135,12 @@ func TestParseLessonNamesTheFieldAtFault(t *testing.T) {
 		{"a check kind only in a lesson on the local cluster only", strings.Replace(good, "  reread: '#run-it'\n", "  reread: '#run-it'\n  kindOnly: a real kubelet\n", 1) + "localClusterOnly: a component swapped\n", "tier/test/e2e", "TestA): kindOnly, but the lesson says localClusterOnly"},
 		{"a check local cluster only in a lesson that says so", strings.Replace(good, "  reread: '#run-it'\n", "  reread: '#run-it'\n  localClusterOnly: a kwok node\n", 1) + "localClusterOnly: a component swapped\n", "tier/test/e2e", "drop the check's"},
 		{"a smoke check kind only", strings.Replace(strings.Replace(good, "cluster: shared", "cluster: own", 1), "  reread: '#run-it'\n", "  reread: '#run-it'\n  kindOnly: a real kubelet\n", 1) + "smoke:\n  checks: [TestA]\n", "tier/test/e2e", "smoke.checks[0]: TestA runs on kind only"},
+		{"a debug entry without a start", good + "debug:\n- name: ctl\n  port: 2399\n", "tier/test/e2e", "every debug entry states name, port and start"},
+		{"a debug port out of range", good + "debug:\n- name: ctl\n  port: 80\n  start: controller\n", "tier/test/e2e", "port 80 is outside 1024-65535"},
+		{"a debug port twice", good + "debug:\n- name: ctl\n  port: 2399\n  start: controller\n- name: other\n  port: 2399\n  start: component\n", "tier/test/e2e", "debug[0] has its name or its port (2399) already"},
+		{"a debug script outside the lesson's folder", good + "debug:\n- name: ctl\n  port: 2399\n  start: hack/debug-ctl.sh\n", "tier/test/e2e", "a script in the lesson's own folder, tier/..."},
+		{"a reading of nothing", good + "reading: {}\n", "tier/test/e2e", "reading: names neither sections nor mentions"},
+		{"an unknown mentions", good + "reading:\n  mentions: some\n", "tier/test/e2e", `reading.mentions: "some"`},
 		{"kind only on the local cluster only", strings.Replace(good, "- name: extra\n", "- name: extra\n  kindOnly: a real kubelet\n", 1) + "localClusterOnly: a component swapped\n", "tier/test/e2e", "drop one of the two"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
