@@ -18,6 +18,8 @@
 #                   the go.mod files outside it), a name checked against a list
 #   lib/passes.sh   a check of the kit's files that remembers its last pass (make
 #                   verify; make test's vet, docs and unit-test jobs)
+# One part it does not source: lib/debug.sh, what make debug's scripts share
+# (hack/debug.sh and the start scripts of a lesson's folder source it themselves).
 # Sourcing it defines names and functions and starts no program (bash's builtins
 # only), so that kube-version.sh, which the root Makefile runs each time it starts,
 # stays fast.
