@@ -65,21 +65,17 @@ TEST_CLUSTER := controller-kit-test
 # help prints each target's "## text" under its "##@ group", then the variables:
 # each "##% NAME text" line (written above the variable it describes) in file order.
 # The lesson table is the lesson files (kittest.Lesson), read first: in a text,
-# {lessons} stands for their numbers, and a pattern target such as test-lesson%
-# is listed once for each lesson whose file says cluster: own, with % in its text
-# that lesson's number; {debug} and {ports} stand for the names make debug takes and
-# their ports, in port order, from the files' debug entries. awk reads them itself, not the grader, so that help stays
-# instant; test/check's TestMakeHelpReadsTheLessonTable holds the two readings to
-# each other.
+# {lessons} stands for their numbers, {debug} and {ports} for make debug's names and
+# ports (their debug entries, in port order), and a pattern target such as test-lesson%
+# is listed once for each lesson whose file says cluster: own, with % in its text that
+# lesson's number. awk reads them itself, not the grader, so that help stays instant;
+# test/check's TestMakeHelpReadsTheLessonTable holds the two readings to each other.
 LESSON_FILES = $(wildcard */test/*/lesson.yaml test/*/lesson.yaml)
 help: ## List every target, grouped, and the variables they take.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m [VAR=value]\n"} \
 		FILENAME ~ /lesson\.yaml$$/ { if (/^lesson: /) { num = $$0; gsub(/[^0-9]/, "", num); num += 0; has[num] = 1; if (num > max) max = num } \
-			if (/^cluster: own$$/) own[num] = 1; \
-			if (/^[a-zA-Z]+:/) section = $$0; if (section ~ /^debug:/ && /^- name: /) { dname = substr($$0, 9) } \
-			if (section ~ /^debug:/ && /^  port: /) { p = substr($$0, 9) + 0; dbg[p] = dname " (lesson " num ")"; if (!minp || p < minp) minp = p; if (p > maxp) maxp = p } next } \
-		!listed { listed = 1; for (i = 0; i <= max; i++) if (i in has) { lessons = lessons (lessons == "" ? "" : ", ") i; if (i in own) owns = owns " " i } \
-			for (p = minp; p <= maxp; p++) if (p in dbg) { n1 = dbg[p]; sub(/ .*/, "", n1); debugs = debugs (debugs == "" ? "" : ", ") dbg[p]; ports = ports (ports == "" ? "" : ", ") n1 " " p } } \
+			if (/^cluster: own$$/) own[num] = 1; if (/^[a-zA-Z]+:/) section = $$0; if (section ~ /^debug:/ && /^- name: /) dname = substr($$0, 9); if (section ~ /^debug:/ && /^  port: /) { p = substr($$0, 9) + 0; dbg[p] = dname " (lesson " num ")"; if (!minp || p < minp) minp = p; if (p > maxp) maxp = p } next } \
+		!listed { listed = 1; for (i = 0; i <= max; i++) if (i in has) { lessons = lessons (lessons == "" ? "" : ", ") i; if (i in own) owns = owns " " i }; for (p = minp; p <= maxp; p++) if (p in dbg) { n1 = dbg[p]; sub(/ .*/, "", n1); debugs = debugs (debugs == "" ? "" : ", ") dbg[p]; ports = ports (ports == "" ? "" : ", ") n1 " " p } } \
 		{ gsub(/\{lessons\}/, lessons); gsub(/\{debug\}/, debugs); gsub(/\{ports\}/, ports) } \
 		/^[a-zA-Z0-9_-]+%:.*?##/ { m = split(owns, ns, " "); for (j = 1; j <= m; j++) { t = $$1; d = $$2; sub(/%/, ns[j], t); gsub(/%/, ns[j], d); printf "  \033[36m%-16s\033[0m %s\n", t, d } } \
 		/^[a-zA-Z0-9_-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } \
@@ -190,7 +186,7 @@ run-scheduler: ## Lesson 8: apply kwok nodes in two zones and an example Deploym
 WHAT ?=
 ##% PORT debug: delve's port on 127.0.0.1 (default: each name's own, which .vscode/launch.json attaches to: {ports})
 PORT ?=
-##% PKGS debug: the packages a component's debug build compiles with optimisation off, from the source's root or as import paths (default: its controllers, ./pkg/controller/... or ./pkg/scheduler/...)
+##% PKGS debug: the packages a debug build from Kubernetes' source compiles with optimisation off, from the source's root or as import paths (default: its lesson file's debug entry's packages, such as ./pkg/controller/...)
 PKGS ?=
 ##% PINNED kube-restart: PINNED=1 runs the pinned binary (bin/) again instead of the copy's build
 PINNED ?=
