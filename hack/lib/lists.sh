@@ -1,9 +1,9 @@
 # lib/lists.sh: the kit's lists, each read from the one place it is written, and a
 # name checked against a list. Part of hack/lib.sh, which sources it; do not source
 # it alone.
-#   tiers    the lesson files, <tier>/test/<suite>/lesson.yaml that name a
-#            controller (test/kittest's ReadLessons reads the same files): a new
-#            tier is a new folder with one; the lessons' suites are those files'
+#   tiers    the lesson files, <tier>/test/<suite>/lesson.yaml (test/kittest's
+#            ReadLessons reads the same files): a new tier is a new folder with
+#            one that names its controller; the lessons' suites are those files'
 #            folders
 #   debug    the lesson files' debug entries (make debug's names and ports)
 #   modules  go.work for the workspace's modules; every other go.mod of the kit is
@@ -14,9 +14,9 @@
 # names the controller the tier builds (main). A lesson that builds none keeps its
 # file in test/<suite>/ (lesson 4) or in a room of its own that is no tier
 # (apiserver-example/, lesson 6: a program the learner writes, no controller). A
-# tier with two lesson files (workqueue-example: lessons 0 and 1)
-# takes the place of the first. The root Makefile runs it each time it starts,
-# so it starts no program: bash's indexed arrays list their indices in order.
+# tier with two lesson files (workqueue-example: lessons 0 and 1) takes the place
+# of the first. The root Makefile runs it each time it starts, so it starts no
+# program: bash's indexed arrays list their indices in order.
 kit_tiers() {
 	local file number main tier by_lesson=() seen=" "
 	for file in "$KIT_ROOT"/*/test/*/lesson.yaml; do

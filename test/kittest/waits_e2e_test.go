@@ -31,7 +31,7 @@ spec:
 
 // Deleting a CRD while an object of it carries a finalizer no running controller
 // removes waits forever, leaving the CRD and the object terminating (make
-// uninstall and make undeploy of kubebuilder-guestbook did). hack/crd-delete-check.sh,
+// uninstall and make undeploy of kubebuilder-guestbook did). Its hack/crd-delete-check.sh,
 // which those targets run first, refuses within seconds, names the object
 // (namespace/name) and the commands that unblock it, and changes nothing; once
 // the finalizer is gone it lets the delete go ahead.
@@ -54,7 +54,7 @@ func TestCRDDeleteCheckNamesEachFinalizedObjectAndChangesNothing(t *testing.T) {
 	Kubectl(t, "apply", "-f", widget)
 
 	check := func() (int, string, time.Duration) {
-		cmd := exec.Command(filepath.Join(RepoRoot(), "hack", "crd-delete-check.sh"), "make uninstall")
+		cmd := exec.Command(filepath.Join(RepoRoot(), "kubebuilder-guestbook", "hack", "crd-delete-check.sh"), "make uninstall")
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+Kubeconfig())
 		cmd.Stdin = strings.NewReader(waitsCRD)
 		start := time.Now()

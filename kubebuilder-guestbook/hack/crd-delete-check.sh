@@ -12,7 +12,7 @@
 # command that unblocks it, and exits 1: nothing was changed. It exits 0 when no
 # object carries one (or the CRDs are not installed).
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib.sh"
 
 target=${1:?usage: crd-delete-check.sh TARGET < manifests}
 KIT_ME=$target
