@@ -1,9 +1,9 @@
 # controller-kit: the learner's entry point. `make help` lists every target.
 #
-# Each tier (workqueue-example/, sample-controller/, kubebuilder-guestbook/) and lesson
-# 5's cloud-provider-example/ has a Makefile of its own with the same target names (run, test-unit, test-e2e, generate,
-# verify, docker-build, kind-load, deploy, undeploy); the targets here prepare the
-# cluster and the tools, then call the tier's. Versions are pinned in the go.mod files
+# Each tier (each top-level folder with a lesson file, TIERS below) has a Makefile of
+# its own with the same target names (run, test-unit, test-e2e, generate, verify,
+# docker-build, kind-load, deploy, undeploy); the targets here prepare the cluster and
+# the tools, then call the tier's. Versions are pinned in the go.mod files
 # under hack/, in the tiers' go.mod files and in test/bench/go.mod (upstream's
 # sample-controller, which the bench runs), nowhere else.
 
@@ -68,18 +68,18 @@ TEST_CLUSTER := controller-kit-test
 # help prints each target's "## text" under its "##@ group", then the variables:
 # each "##% NAME text" line (written above the variable it describes) in file order.
 # The lesson table is the lesson files (kittest.Lesson), read first: in a text,
-# {lessons} stands for their numbers, and a pattern target such as test-lesson%
-# is listed once for each lesson whose file says cluster: own, with % in its text
-# that lesson's number. awk reads them itself, not the grader, so that help stays
-# instant; test/check's TestMakeHelpReadsTheLessonTable holds the two readings to
-# each other.
+# {lessons} stands for their numbers, {debug} and {ports} for make debug's names and
+# ports (their debug entries, in port order), and a pattern target such as test-lesson%
+# is listed once for each lesson whose file says cluster: own, with % in its text that
+# lesson's number. awk reads them itself, not the grader, so that help stays instant;
+# test/check's TestMakeHelpReadsTheLessonTable holds the two readings to each other.
 LESSON_FILES = $(wildcard */test/*/lesson.yaml test/*/lesson.yaml)
 help: ## List every target, grouped, and the variables they take.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m [VAR=value]\n"} \
 		FILENAME ~ /lesson\.yaml$$/ { if (/^lesson: /) { num = $$0; gsub(/[^0-9]/, "", num); num += 0; has[num] = 1; if (num > max) max = num } \
-			if (/^cluster: own$$/) own[num] = 1; next } \
-		!listed { listed = 1; for (i = 0; i <= max; i++) if (i in has) { lessons = lessons (lessons == "" ? "" : ", ") i; if (i in own) owns = owns " " i } } \
-		{ gsub(/\{lessons\}/, lessons) } \
+			if (/^cluster: own$$/) own[num] = 1; if (/^[a-zA-Z]+:/) section = $$0; if (section ~ /^debug:/ && /^- name: /) dname = substr($$0, 9); if (section ~ /^debug:/ && /^  port: /) { p = substr($$0, 9) + 0; dbg[p] = dname " (lesson " num ")"; if (!minp || p < minp) minp = p; if (p > maxp) maxp = p } next } \
+		!listed { listed = 1; for (i = 0; i <= max; i++) if (i in has) { lessons = lessons (lessons == "" ? "" : ", ") i; if (i in own) owns = owns " " i }; for (p = minp; p <= maxp; p++) if (p in dbg) { n1 = dbg[p]; sub(/ .*/, "", n1); debugs = debugs (debugs == "" ? "" : ", ") dbg[p]; ports = ports (ports == "" ? "" : ", ") n1 " " p } } \
+		{ gsub(/\{lessons\}/, lessons); gsub(/\{debug\}/, debugs); gsub(/\{ports\}/, ports) } \
 		/^[a-zA-Z0-9_-]+%:.*?##/ { m = split(owns, ns, " "); for (j = 1; j <= m; j++) { t = $$1; d = $$2; sub(/%/, ns[j], t); gsub(/%/, ns[j], d); printf "  \033[36m%-16s\033[0m %s\n", t, d } } \
 		/^[a-zA-Z0-9_-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } \
 		/^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } \
@@ -185,11 +185,11 @@ run-scheduler: ## Lesson 8: apply kwok nodes in two zones and an example Deploym
 
 ##@ Kubernetes itself (lesson 4)
 
-##% WHAT kube-build, kube-restart: a control-plane binary (kube-apiserver, kube-controller-manager, kube-scheduler; kube-build also kubectl; unset: all four); kube-test, kube-test-integration: packages of the Kubernetes source, written from its root (./pkg/controller/deployment/...); debug, undebug: kube-controller-manager, kube-scheduler, kube-apiserver (a replica beside the cluster's, lesson 6), workqueue-example, sample-controller, kubebuilder-guestbook, scheduler-plugin-example, csi-driver-example, or csi-provisioner (make run-csi with it under delve, lesson 7)
+##% WHAT kube-build, kube-restart: a control-plane binary (kube-apiserver, kube-controller-manager, kube-scheduler; kube-build also kubectl; unset: all four); kube-test, kube-test-integration: packages of the Kubernetes source, written from its root (./pkg/controller/deployment/...); debug, undebug: {debug}
 WHAT ?=
-##% PORT debug: delve's port on 127.0.0.1 (default: kube-controller-manager 2345, kube-scheduler 2346, workqueue-example 2347, sample-controller 2348, kubebuilder-guestbook 2349, scheduler-plugin-example 2350, kube-apiserver 2351, csi-provisioner 2352, csi-driver-example 2353, the ports .vscode/launch.json attaches to)
+##% PORT debug: delve's port on 127.0.0.1 (default: each name's own, which .vscode/launch.json attaches to: {ports})
 PORT ?=
-##% PKGS debug: the packages a component's debug build compiles with optimisation off, from the source's root or as import paths (default: its controllers, ./pkg/controller/... or ./pkg/scheduler/...)
+##% PKGS debug: the packages a debug build from Kubernetes' source compiles with optimisation off, from the source's root or as import paths (default: its lesson file's debug entry's packages, such as ./pkg/controller/...)
 PKGS ?=
 ##% PINNED kube-restart: PINNED=1 runs the pinned binary (bin/) again instead of the copy's build
 PINNED ?=
@@ -285,20 +285,23 @@ test-new-controller: ## make new-controller's test: a Bar controller from each t
 ##@ Development
 
 .PHONY: generate
-generate: ## Regenerate code and manifests of every tier.
+generate: ## Regenerate code and manifests of every tier, and .vscode/launch.json from the lesson files' debug entries.
 	@hack/build-bins.sh codegen
 	@for t in $(TIERS); do $(MAKE) --no-print-directory -C $$t generate; done
+	@go run ./test/check -launch-json >.vscode/launch.json.new && mv .vscode/launch.json.new .vscode/launch.json
 
 .PHONY: verify
 verify: ## Fail if a Go module of the kit compiles a shared dependency at another version than the others (go run ./test/versions names it and the fix), or generated code or manifests are not what is committed (runs make generate and compares).
 	@hack/verify-clean.sh
 
 .PHONY: verify-docs
-verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, a solution patch no longer applies, a lesson leaves out a contract its checks rely on or quotes a file:line of the kit's sources that no longer holds what it quotes, or a Japanese twin (docs/ja/) is missing or differs from its English page in headings, anchors, code blocks, links or language switch, or README.md or its twin outgrows its size or holds a table cell over 200 characters (hack/jadocs/frontdoor.go).
+verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, a solution patch no longer applies, a lesson leaves out a contract its checks rely on or quotes a file:line of the kit's sources that no longer holds what it quotes, a Japanese twin (docs/ja/) is missing or differs from its English page in headings, anchors, code blocks, links or language switch, README.md or its twin outgrows its size or holds a table cell over 200 characters (hack/jadocs/frontdoor.go), or a list of lessons (the lesson path's table, a list a text writes out) is not what the lesson files say.
 	@hack/check-reading-paths.sh
 	@go run ./hack/jadocs
 	@go run ./test/check -verify-contracts
 	@go run ./test/check -verify-lines
+	@go run ./test/check -verify-lists
+	@go run ./test/check -verify-launch-json
 	@# Against the committed tiers (a scratch index), so a learner's own edits do not count.
 	@idx=$$(mktemp) && trap 'rm -f "$$idx"' EXIT && GIT_INDEX_FILE=$$idx git read-tree HEAD && \
 		for p in docs/solutions/*/*.patch; do GIT_INDEX_FILE=$$idx git apply --cached --check "$$p" || \

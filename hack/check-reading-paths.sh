@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# check-reading-paths.sh checks docs/reading-kubernetes.md, lesson 0
-# (docs/lessons/00-reading-kubernetes.md) and lesson 4's, lesson 6's and lesson 7's tables
-# (docs/lessons/04-changing-kubernetes.md, 06-kube-apiserver.md, 07-csi-driver.md) against the
-# Go module cache, so none can point at upstream code that moved or was renamed:
-#   - every path in a table (reading-kubernetes.md: the concept tables; lesson 0: every
-#     row that starts with a backquoted path) exists at the pinned version;
+# check-reading-paths.sh checks docs/reading-kubernetes.md and the lesson pages that quote
+# upstream code by path against the Go module cache, so none can point at upstream code
+# that moved or was renamed. Which pages, which of their sections and whether their text
+# is checked, each lesson's lesson.yaml says (its reading field, kittest.LessonReading),
+# read through `check -reading-pages`: a new lesson's tables need no edit here.
+#   - every path in a table (reading-kubernetes.md: the concept tables; a lesson: the rows
+#     that start with a backquoted path in the sections its reading.sections names) exists
+#     at the pinned version;
 #   - every name in the "search for" column is declared in that file (a func, method, type,
 #     var, const, struct field, interface method, shell function, or YAML key such as an
 #     OWNERS file's labels), not just mentioned;
-#   - every path lesson 0 mentions outside code blocks, written as in its tables or as
-#     $K/... (the kubernetes module), $M/NAME@VERSION/... (a k8s.io module) or a path in
-#     one of the kit's tiers, exists; so does every $K/... and staging/src/k8s.io/...
-#     path lesson 7 mentions outside code blocks;
+#   - every path a lesson with reading.mentions mentions outside code blocks exists: with
+#     "all", written as in its tables or as $K/... (the kubernetes module),
+#     $M/NAME@VERSION/... (a k8s.io module) or a path in one of the kit's tiers; with
+#     "upstream", the $K/... and staging/src/k8s.io/... ones;
 #   - every link to reading-kubernetes.md#ANCHOR from the kit's Markdown files has its anchor.
 # Paths map to modules as the page explains: cmd/, pkg/, plugin/ and hack/ (and the
 # repository's OWNERS_ALIASES) to k8s.io/kubernetes;
@@ -32,12 +34,8 @@ cd "$KIT_ROOT"
 verbose=false
 if [ "${1:-}" = -v ]; then verbose=true; fi
 
-# READING_DOC and LESSON0_DOC check other copies of the pages (used to test this script).
+# READING_DOC checks another copy of the reading map.
 doc=${READING_DOC:-docs/reading-kubernetes.md}
-lesson0=${LESSON0_DOC:-docs/lessons/00-reading-kubernetes.md}
-lesson4=docs/lessons/04-changing-kubernetes.md
-lesson6=docs/lessons/06-kube-apiserver.md
-lesson7=docs/lessons/07-csi-driver.md
 modcache=$(go env GOMODCACHE)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -177,23 +175,29 @@ check_tables() {
 	[ "$rows" -gt 0 ] || fail "found no path rows in $doc (${section:+under '## $section', }rows starting with '| \`')"
 }
 check_tables "$doc" Concepts
-check_tables "$lesson0" ""
-check_tables "$lesson4" "4. Upstream's own unit test"
-check_tables "$lesson6" "2. The request's path"
-check_tables "$lesson6" "11. An aggregated API server"
-check_tables "$lesson7" "5. csi-provisioner, from main to CreateVolume"
-check_tables "$lesson7" "6. The other side: kube-controller-manager"
-check_tables "$lesson7" "11. The kubelet, from main to the container runtime"
-check_tables "$lesson7" "12. Registration: the plugin manager"
-check_tables "$lesson7" "13. Stage and publish: the CSI volume plugin"
-check_tables "$lesson7" "14. kube-proxy, from main to the rules"
+# The lessons' pages, as their lesson files name them: "tables DOC SECTION" and
+# "mentions DOC KIND" lines (check -reading-pages).
+pages_out=$(go run ./test/check -reading-pages) || { echo "check-reading-paths: check -reading-pages failed (its error is above)" >&2; exit 1; }
+pages=() upstream_mentions=() all_mentions=()
+while IFS=$'\t' read -r what page arg; do
+	case "$what" in
+	tables)
+		[ "$arg" = '*' ] && arg=""
+		check_tables "$page" "$arg"
+		;;
+	mentions)
+		if [ "$arg" = all ]; then all_mentions+=("$page"); else upstream_mentions+=("$page"); fi
+		;;
+	esac
+	[[ " ${pages[*]} " == *" $page "* ]] || pages+=("$page")
+done <<<"$pages_out"
 
-# Paths lesson 0 mentions in its text (code blocks left out: their backquotes are
+# Paths a page mentions in its text (code blocks left out: their backquotes are
 # fences, not quotes): each must exist, in the module cache or in the kit (a path
 # in one of its tiers, lib.sh's kit_tiers). A path with a placeholder (NAME, ...)
-# stands for many and is not checked. Lesson 7's text is checked the same way for
-# the paths it writes as $K/... and staging/src/k8s.io/... (its other paths are
-# the driver's, from its module's folder, and the sidecars', from $P, $L and $A).
+# stands for many and is not checked. A page whose reading.mentions is upstream
+# has only its $K/... and staging/src/k8s.io/... paths checked (its other paths
+# may be its own module's, such as lesson 7's driver's).
 tiers=$(kit_tiers | paste -sd'|' -)
 mentions=0
 # mentioned_paths DOC REGEX prints the backquoted paths of DOC's text that match REGEX.
@@ -202,6 +206,7 @@ mentioned_paths() {
 		grep -E "$2" | grep -vE 'NAME|\.\.\.|^staging/src/k8s\.io/$' | sort -u | sed "s|^|$1 |"
 }
 while IFS=' ' read -r from p; do
+	[ -n "$p" ] || continue
 	mentions=$((mentions + 1))
 	case "$p" in
 	'$K/'*) file="$(module_dir k8s.io/kubernetes "$kube_version")/${p#\$K/}" ;;
@@ -223,8 +228,8 @@ while IFS=' ' read -r from p; do
 	else
 		fail "$from mentions $p, which is not there ($file)"
 	fi
-done < <(mentioned_paths "$lesson0" '^(\$K/|\$M/|cmd/|pkg/|staging/src/k8s\.io/|('"$tiers"')/)[^ ]*$'
-	mentioned_paths "$lesson7" '^(\$K/|staging/src/k8s\.io/)[^ ]*$')
+done < <(for page in "${all_mentions[@]}"; do mentioned_paths "$page" '^(\$K/|\$M/|cmd/|pkg/|staging/src/k8s\.io/|('"$tiers"')/)[^ ]*$'; done
+	for page in "${upstream_mentions[@]}"; do mentioned_paths "$page" '^(\$K/|staging/src/k8s\.io/)[^ ]*$'; done)
 
 # Links from the kit's Markdown into the page must land on an anchor it defines
 # (00-reading-kubernetes.md#..., lesson 0's own sections, is another file).
@@ -237,7 +242,7 @@ done < <(git ls-files --cached --others --exclude-standard -- '*.md' |
 	grep -v -- '-reading-kubernetes\.md#' | sed 's/:.*reading-kubernetes\.md#/:/')
 
 if [ "$failures" -gt 0 ]; then
-	echo "check-reading-paths: $failures problem(s) in $doc, $lesson0, $lesson4, $lesson6 and $lesson7; fix the path or name (search the module under $modcache)" >&2
+	echo "check-reading-paths: $failures problem(s) in $doc and ${pages[*]}; fix the path or name (search the module under $modcache)" >&2
 	exit 1
 fi
-echo ">> reading-kubernetes.md, lessons 0, 4, 6 and 7: $paths paths and $names names in their tables, and $mentions paths in lessons 0 and 7's text, found in k8s.io/kubernetes@$kube_version, k8s.io/*@$staging_version, sigs.k8s.io/controller-runtime@$cr_version and lesson 7's ${#csi_version[@]} CSI modules; $links links into it resolve"
+echo ">> reading-kubernetes.md and ${pages[*]}: $paths paths and $names names in their tables, and $mentions paths in their text, found in k8s.io/kubernetes@$kube_version, k8s.io/*@$staging_version, sigs.k8s.io/controller-runtime@$cr_version and lesson 7's ${#csi_version[@]} CSI modules; $links links into it resolve"

@@ -21,6 +21,8 @@
 #                   verify; make test's vet, docs and unit-test jobs)
 #   lib/image.sh    a Go program's image without pulling anything: the binary alone,
 #                   built statically, on an empty base (make docker-build's static way)
+# One part it does not source: lib/debug.sh, what make debug's scripts share
+# (hack/debug.sh and the start scripts of a lesson's folder source it themselves).
 # Sourcing it defines names and functions and starts no program (bash's builtins
 # only), so that kube-version.sh, which the root Makefile runs each time it starts,
 # stays fast.

@@ -26,15 +26,10 @@
 #   - a smoke run of `make bench`, every scenario on one cluster of its own
 #     (controller-kit-bench; timings are never checked);
 #   - the smokes made of checks of the lessons with a cluster of their own
-#     (`check -lessons -smoke checks`, `check -lesson N -lane smoke`; lesson.yaml's
-#     smoke), on controller-kit-test beside the lessons' e2e suites: lesson 5's
-#     first check (a Service of type LoadBalancer gets an address, the finalizer
-#     and the events), since no other lesson makes a Service of that type; its
-#     whole suite, stub and solution are make test-lesson5; lesson 6's (etcdctl
-#     reads one key; the debug replica serves one request, from a cached debug
-#     build only), lesson 7's (its driver and csi-provisioner bind one claim)
-#     and lesson 8's (its scheduler binds one Pod), each likewise in full in
-#     make test-lessonN;
+#     (`check -lessons -smoke checks`, `check -lesson N -lane smoke`), on
+#     controller-kit-test beside the lessons' e2e suites: each lesson's
+#     lesson.yaml names its smoke checks and says why they disturb no other
+#     lesson; its whole suite, stub and solutions are its make test-lessonN;
 #   - the reliability scenarios (make test-reliability), smaller: the crash
 #     scenarios with 60 Foos and 5 Guestbooks, the leader take-over and the
 #     bad-input table, on a cluster of their own (controller-kit-reliability); the
@@ -42,12 +37,8 @@
 #     to keep make test within its time.
 #
 #   - the smokes made of commands (`check -lessons -smoke commands`), with no
-#     cluster, lesson 4's: hack/kube-src.sh smoke (a copy of the Kubernetes source
-#     made, a package's tests found in it; make test-lesson4 runs its checks), its
-#     9,000 files in memory (/dev/shm) so that the clusters' etcds beside it do not
-#     wait on the disk; and hack/debug.sh smoke (delve built on first use, a small
-#     debug build stopped at a breakpoint and gone with its delve; make test-debug
-#     runs the debugger test on a cluster).
+#     cluster: each lesson's lesson.yaml names its programs (seconds each; its
+#     make test-lessonN runs its checks).
 #
 # The controllers and test suites are built once into _output/e2e-bin and reused
 # while no file of the kit changes (kittest.CachedBinary: a key over the kit's

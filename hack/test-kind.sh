@@ -24,7 +24,7 @@
 #      lessons, since the in-cluster workqueue-example labels Pods in every
 #      namespace and the in-cluster cloud-provider-example answers every Service
 #      of type LoadBalancer, as lessons 1 and 5's own controllers do.
-# Lessons 4, 6 and 8 are not run: their lesson.yaml says localClusterOnly (lesson
+# A lesson whose lesson.yaml says localClusterOnly is not run (lesson
 # 4's checks swap a component of the kit's local cluster, which a kind cluster
 # does not have). Lesson 7 runs with its kind checks (kindOnly: the driver
 # deployed, a real kubelet mounting its volumes), but for its attach check (its

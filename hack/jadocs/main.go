@@ -1,6 +1,7 @@
 // Command jadocs checks the Japanese docs (docs/ja/) against the English pages
-// they translate, so that a page and its twin cannot drift apart: for every pair
-// of the table in pairs.go it checks that the Japanese page exists, that both
+// they translate, so that a page and its twin cannot drift apart: for every
+// English page with a twin (pairs.go: docs/X.md's is docs/ja/X.md, with two
+// exceptions said there) it checks that the Japanese page exists, that both
 // have the same headings and each Japanese heading carries the English one's
 // anchor (and its section number, followed by a space), that the Japanese page
 // has the English page's lists, numbered or bulleted and nested alike under the
@@ -16,8 +17,8 @@
 //	go run ./hack/jadocs            # from the repository root
 //	go run ./hack/jadocs -root DIR  # another copy of the docs
 //
-// The files, in reading order: pairs.go (the table of English pages and their
-// twins, the one place that names them), markdown.go (what the checks read in a
+// The files, in reading order: pairs.go (which page is whose twin: the rule and
+// its exceptions; no table names the pages), markdown.go (what the checks read in a
 // page: headings, list items, code blocks, links, anchors), headings.go,
 // lists.go, blocks.go and links.go (one check each), frontdoor.go (the front
 // doors' sizes and table cells), align.go (matches two pages' headings, list
@@ -36,7 +37,12 @@ import (
 func main() {
 	root := flag.String("root", ".", "the repository root (holds docs/ and README.md)")
 	flag.Parse()
-	code, err := run(*root, pairs, os.Stdout)
+	ps, err := findPairs(*root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jadocs: finding the pages under docs/:", err)
+		os.Exit(2)
+	}
+	code, err := run(*root, ps, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jadocs:", err)
 		os.Exit(2)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -288,5 +289,37 @@ func TestAHeadingNumberRunningIntoItsTextFails(t *testing.T) {
 	p := wantOne(t, check(t, root), japaneseLesson, 8, headingNumber)
 	if !strings.Contains(p.msg, `its number "1." runs into the text`) {
 		t.Errorf("the message does not name the number: %s", p.msg)
+	}
+}
+
+// TestPairsFollowTheRuleWithoutATable: the pages are paired by where they lie,
+// docs/X.md with docs/ja/X.md, and the lesson path with its exception; a page
+// added under docs/ is checked with no edit of the checker, and a missing twin is
+// reported for it.
+func TestPairsFollowTheRuleWithoutATable(t *testing.T) {
+	root := writeFixture(t)
+	ps, err := findPairs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(ps) != fmt.Sprint(fixturePairs) {
+		t.Errorf("findPairs = %v, want %v", ps, fixturePairs)
+	}
+	if err := os.WriteFile(filepath.Join(root, "docs", "lessons", "09-new.md"), []byte("# Lesson 9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps, err = findPairs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if twin, ok := twinOf("docs/lessons/09-new.md", ps); !ok || twin != "docs/ja/lessons/09-new.md" {
+		t.Errorf("a new page's twin: %q, %v; want docs/ja/lessons/09-new.md", twin, ok)
+	}
+	problems, err := checkAll(root, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fmt.Sprint(problems), "docs/ja/lessons/09-new.md") {
+		t.Errorf("a new page without its twin: problems %v, want one naming docs/ja/lessons/09-new.md", problems)
 	}
 }

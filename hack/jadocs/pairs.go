@@ -1,33 +1,71 @@
 package main
 
+import (
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
 // pair is one English page and its Japanese twin, both relative to the
 // repository root, with a slash between folders.
 type pair struct {
 	english, japanese string
 }
 
-// pairs is the table of every English page that has a Japanese twin: the one
-// place that names them (docs/ja/README.md lists the same for translators).
-// Under docs/ja/ the twins mirror docs/, except docs/README.md (the lesson
-// path), whose twin is docs/ja/lesson-path.md because docs/ja/README.md is the
-// repository README's.
-var pairs = []pair{
+// japaneseDir is where the twins live: docs/X.md's twin is docs/ja/X.md.
+const japaneseDir = "docs/ja/"
+
+// exceptions are the pages whose twin the rule docs/X.md <-> docs/ja/X.md does
+// not give, the one place that says so: the repository's README, which is no
+// page of docs/, and the lesson path, docs/README.md, whose twin cannot be
+// docs/ja/README.md since that is the repository README's.
+var exceptions = []pair{
 	{"README.md", "docs/ja/README.md"},
 	{"docs/README.md", "docs/ja/lesson-path.md"},
-	{"docs/lessons/00-reading-kubernetes.md", "docs/ja/lessons/00-reading-kubernetes.md"},
-	{"docs/lessons/01-workqueue.md", "docs/ja/lessons/01-workqueue.md"},
-	{"docs/lessons/02-sample-controller.md", "docs/ja/lessons/02-sample-controller.md"},
-	{"docs/lessons/03-kubebuilder.md", "docs/ja/lessons/03-kubebuilder.md"},
-	{"docs/lessons/04-changing-kubernetes.md", "docs/ja/lessons/04-changing-kubernetes.md"},
-	{"docs/lessons/05-cloud-controller-manager.md", "docs/ja/lessons/05-cloud-controller-manager.md"},
-	{"docs/lessons/06-kube-apiserver.md", "docs/ja/lessons/06-kube-apiserver.md"},
-	{"docs/lessons/07-csi-driver.md", "docs/ja/lessons/07-csi-driver.md"},
-	{"docs/lessons/08-kube-scheduler.md", "docs/ja/lessons/08-kube-scheduler.md"},
-	{"docs/performance.md", "docs/ja/performance.md"},
-	{"docs/reliability.md", "docs/ja/reliability.md"},
-	{"docs/reading-kubernetes.md", "docs/ja/reading-kubernetes.md"},
-	{"docs/solutions/README.md", "docs/ja/solutions/README.md"},
-	{"docs/new-controller.md", "docs/ja/new-controller.md"},
+}
+
+// findPairs returns every English page under root that has a Japanese twin:
+// the exceptions whose English page exists, then every other Markdown page
+// under docs/ but docs/ja/, each paired by the rule docs/X.md <-> docs/ja/X.md,
+// in path order. A new page is paired by being written; no table names it.
+func findPairs(root string) ([]pair, error) {
+	var ps []pair
+	for _, e := range exceptions {
+		if exists(root, e.english) {
+			ps = append(ps, e)
+		}
+	}
+	var pages []string
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel+"/" == japaneseDir {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if path.Ext(rel) == ".md" && !slices.ContainsFunc(exceptions, func(e pair) bool { return e.english == rel }) {
+			pages = append(pages, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(pages)
+	for _, p := range pages {
+		ps = append(ps, pair{p, japaneseDir + strings.TrimPrefix(p, "docs/")})
+	}
+	return ps, nil
 }
 
 // twinOf returns the Japanese twin of the English page at path (relative to

@@ -5,6 +5,7 @@
 #            ReadLessons reads the same files): a new tier is a new folder with
 #            one that names its controller; the lessons' suites are those files'
 #            folders
+#   debug    the lesson files' debug entries (make debug's names and ports)
 #   modules  go.work for the workspace's modules; every other go.mod of the kit is
 #            a module kept out of it on purpose (hack/'s build modules, the bench)
 
@@ -107,6 +108,52 @@ kit_goflags_untrimmed() {
 		[ "$flag" = -trimpath ] || out+=("$flag")
 	done
 	echo "${out[*]:-}"
+}
+
+# kit_debug_entries prints the names make debug takes, one a line, as the lesson
+# files' debug entries declare them (kittest.LessonDebug, the one list of them):
+# its fields separated by the character $'\x1f', in this order: name, port,
+# start, the lesson's tier (the top-level folder its file lies in), args,
+# packages, breakpoint (a field the entry leaves out is empty). It reads only the
+# layout the lesson files use (a top-level "debug:", then "- name:" and
+# "  key: value" lines); the grader's stricter reading (kittest.ReadLessons)
+# rejects a file that strays from it, and check's tests hold the two together.
+kit_debug_entries() {
+	local file line section="" key value tier name="" port start args packages breakpoint
+	local sep=$'\x1f'
+	for file in "$KIT_ROOT"/*/test/*/lesson.yaml "$KIT_ROOT"/test/*/lesson.yaml; do
+		[ -f "$file" ] || continue
+		tier=${file#"$KIT_ROOT"/}
+		tier=${tier%%/*}
+		section=""
+		while IFS= read -r line || [ -n "$line" ]; do
+			case "$line" in
+			'#'* | '') continue ;;
+			[a-zA-Z]*:*) section=${line%%:*} ;;
+			esac
+			[ "$section" = debug ] || continue
+			case "$line" in
+			'- '*) line="  ${line#- }"
+				[ -z "$name" ] || printf '%s\n' "$name$sep$port$sep$start$sep$tier$sep$args$sep$packages$sep$breakpoint"
+				name="" port="" start="" args="" packages="" breakpoint="" ;;
+			'  '[a-z]*:*) ;;
+			*) continue ;;
+			esac
+			key=${line#  }
+			key=${key%%:*}
+			value=${line#*:}
+			value=${value#"${value%%[! ]*}"}
+			case "$value" in
+			\'*\') value=${value:1:${#value}-2} value=${value//\'\'/\'} ;;
+			\"*\") value=${value:1:${#value}-2} ;;
+			esac
+			case "$key" in
+			name | port | start | args | packages | breakpoint) printf -v "$key" '%s' "$value" ;;
+			esac
+		done <"$file"
+		[ -z "$name" ] || printf '%s\n' "$name$sep$port$sep$start$sep$tier$sep$args$sep$packages$sep$breakpoint"
+		name=""
+	done
 }
 
 # kit_work_modules prints the workspace's modules, the folders go.work uses, one a

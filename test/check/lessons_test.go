@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -217,8 +218,9 @@ func TestLessonFiltersWithoutLessonsAreRefused(t *testing.T) {
 
 // TestMakeHelpReadsTheLessonTable holds make help, which reads the lesson files
 // with awk to stay instant, to the table as the grader reads it: the LESSON line
-// names every lesson, and test-lessonN is listed for exactly the lessons with a
-// cluster of their own.
+// names every lesson, test-lessonN is listed for exactly the lessons with a
+// cluster of their own, and the WHAT and PORT lines name each debug entry with
+// its lesson and its port.
 func TestMakeHelpReadsTheLessonTable(t *testing.T) {
 	root := kittest.RepoRoot()
 	lessons, err := kittest.ReadLessons(root)
@@ -242,6 +244,15 @@ func TestMakeHelpReadsTheLessonTable(t *testing.T) {
 	}
 	if want := "LESSON                 check: the lesson to check: " + strings.Join(numbers, ", ") + "\n"; !strings.Contains(help, want) {
 		t.Errorf("make help has no line %q", want)
+	}
+	for _, l := range lessons {
+		for _, d := range l.Debug {
+			for _, want := range []string{d.Name + " (lesson " + l.Number + ")", d.Name + " " + strconv.Itoa(d.Port)} {
+				if !strings.Contains(help, want) {
+					t.Errorf("make help's WHAT and PORT lines have no %q (lesson %s's debug entry)", want, l.Number)
+				}
+			}
+		}
 	}
 }
 

@@ -16,8 +16,9 @@
 // scripts ask), suite.go (runs `go test -json` in the tier and
 // reads each test's outcome), report.go (one line per check), diagnosis.go (a
 // failing check's cause), solution.go (builds a tier with a solution patch laid
-// over it), lane.go (make test's steps per lesson) and contracts.go (every
-// contract a check relies on is stated in its lesson).
+// over it), lane.go (make test's steps per lesson), contracts.go (every
+// contract a check relies on is stated in its lesson) and lists.go (the kit's
+// lists of lessons held to the lesson files).
 package main
 
 import (
@@ -44,6 +45,10 @@ type options struct {
 	// KIT_E2E_PARALLEL (kittest.ParallelEnv); the lane's stub step sets it.
 	parallel                                                         string
 	expectStub, verbose, ensureCluster, verifyContracts, verifyLines bool
+	// verifyLists and readingPages are make verify-docs' (lists.go).
+	verifyLists, readingPages bool
+	// launchJSON prints .vscode/launch.json, verifyLaunch compares it (launch.go).
+	launchJSON, verifyLaunch bool
 	// lessons asks for the lessons' numbers instead of a run, those that pass
 	// filter (-cluster, -kind, -smoke).
 	lessons bool
@@ -65,6 +70,10 @@ func main() {
 	flag.BoolVar(&o.ensureCluster, "ensure-cluster", false, "what make check does: check the arguments and that the controller has -reconciler, before any cluster work; then make sure there is a cluster (hack/cluster/ensure-cluster.sh: the one KUBECONFIG reaches, else a local one started); then run the checks")
 	flag.BoolVar(&o.verifyContracts, "verify-contracts", false, "for make verify-docs: check that every lesson states each contract its checks rely on, and exit")
 	flag.BoolVar(&o.verifyLines, "verify-lines", false, "for make verify-docs: check that every file:line a lesson quotes from the kit's sources (main.go:231, foo_test.go:30, Makefile:45) still points at what it quotes, and exit")
+	flag.BoolVar(&o.verifyLists, "verify-lists", false, "for make verify-docs: check that the lesson-path pages' lesson tables have one row per lesson file, and that every list of lessons a text of the kit writes out is marked with the set it lists and holds it, and exit")
+	flag.BoolVar(&o.readingPages, "reading-pages", false, "for hack/check-reading-paths.sh: print the lesson pages' sections whose tables quote upstream paths, and the pages whose text it checks, as the lesson files' reading fields say, and exit")
+	flag.BoolVar(&o.launchJSON, "launch-json", false, "for make generate: print .vscode/launch.json as the lesson files' debug entries make it, and exit")
+	flag.BoolVar(&o.verifyLaunch, "verify-launch-json", false, "for make verify-docs: check that .vscode/launch.json is what the lesson files' debug entries make of it, and exit")
 	flag.BoolVar(&o.lessons, "lessons", false, "print the numbers of the lessons, one a line, that pass the filters -cluster, -kind and -smoke, and exit (with -lesson: exit 1 when that lesson does not pass them)")
 	flag.StringVar(&o.filter.cluster, "cluster", "", "with -lessons: only the lessons whose lesson.yaml says this cluster: shared (they run in make test's lanes) or own (make test-lessonN)")
 	flag.BoolVar(&o.filter.kind, "kind", false, "with -lessons: only the lessons that run on kind (no localClusterOnly)")
@@ -92,6 +101,12 @@ func dispatch(o options) (int, error) {
 		return verifyContracts(o.root, os.Stdout)
 	case o.verifyLines:
 		return verifyLines(o.root, os.Stdout)
+	case o.verifyLists:
+		return verifyLists(o.root, os.Stdout)
+	case o.readingPages:
+		return readingPages(o.root, os.Stdout)
+	case o.launchJSON, o.verifyLaunch:
+		return writeLaunch(o.root, o.verifyLaunch, os.Stdout)
 	case o.lessons:
 		return listLessons(o.root, o.lesson, o.filter, os.Stdout)
 	case o.lane != "":

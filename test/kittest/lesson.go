@@ -77,6 +77,20 @@ type Lesson struct {
 	// such a lesson has one, and it must.
 	Smoke *LessonSmoke `json:"smoke,omitempty"`
 
+	// Reading is what make verify-docs' reading-path checker
+	// (hack/check-reading-paths.sh, through `check -reading-pages`) holds to the
+	// pinned modules in the lesson's page, for a lesson that quotes upstream
+	// code by path: so a new lesson's tables are checked without an edit of the
+	// script.
+	Reading *LessonReading `json:"reading,omitempty"`
+
+	// Debug are the processes of the lesson that make debug WHAT=NAME runs
+	// under delve (hack/debug.sh), each on a port of its own: the lesson files'
+	// entries are the one list of them, which make help, hack/debug.sh and
+	// .vscode/launch.json (written by make generate, held to them by make
+	// verify-docs) read.
+	Debug []LessonDebug `json:"debug,omitempty"`
+
 	// Tier is the tier's folder at the repository root and Suite the suite's
 	// folder relative to the tier, e.g. "sample-controller" and "test/e2e": where
 	// the lesson file lies says them, so the file does not.
@@ -107,6 +121,78 @@ type LessonSmoke struct {
 	// arguments, separated by spaces (no shell), e.g. "hack/kube-src.sh smoke".
 	Commands []string `json:"commands,omitempty"`
 }
+
+// LessonDebug is one name make debug WHAT= takes: a process of the lesson run
+// under delve on 127.0.0.1.
+type LessonDebug struct {
+	// Name is what WHAT= takes, e.g. "sample-controller" or "kube-apiserver".
+	Name string `json:"name"`
+	// Port is delve's default port (PORT= chooses another), which no other
+	// entry of any lesson has, so that several can be debugged at once; VS
+	// Code's "attach: NAME" attaches to it. Once given, a port never moves:
+	// learners' editors keep it.
+	Port int `json:"port"`
+	// Start says how make debug starts the process: DebugComponent
+	// ("component"), a component of the local cluster swapped for a debug
+	// build of it under delve, as make kube-restart swaps one; DebugController
+	// ("controller"), the lesson's tier's controller, run the way its make run
+	// runs it with delve in $(CONTROLLER), built with optimisation off
+	// everywhere; or the path, from the repository root, of a script in the
+	// lesson's own folder that starts it, run as `SCRIPT debug NAME` and
+	// `SCRIPT undebug NAME` with PORT, PKGS, DEBUG_ARGS and DEBUG_BREAKPOINT
+	// in its environment (it sources hack/lib.sh and hack/lib/debug.sh).
+	Start string `json:"start"`
+	// Packages, for a build from Kubernetes' own source (the learner's copy,
+	// else the pinned module), are the packages compiled with optimisation
+	// off unless PKGS= names others, separated by spaces, e.g.
+	// "./pkg/controller/...". Such an entry also gets the VS Code
+	// configuration "attach: NAME (your copy, _output/kubernetes)". Empty: a
+	// build of the kit's code or a pinned module's, optimisation off
+	// everywhere.
+	Packages string `json:"packages,omitempty"`
+	// Args are flags added to the process's own while it is debugged, e.g.
+	// "--leader-elect=false": a process paused at a breakpoint would lose its
+	// Lease and exit.
+	Args string `json:"args,omitempty"`
+	// Breakpoint is an example of delve commands that make debug prints with
+	// how to attach, e.g. 'break sync PKG.(*T).F; condition sync key == "default/NAME"'.
+	Breakpoint string `json:"breakpoint,omitempty"`
+}
+
+// The built-in values of LessonDebug.Start (any other is a script's path).
+const (
+	// DebugComponent swaps a component of the local cluster for a debug build.
+	DebugComponent = "component"
+	// DebugController runs the lesson's tier's controller under delve.
+	DebugController = "controller"
+)
+
+// LessonReading names the parts of a lesson's page that quote upstream code by
+// path, which hack/check-reading-paths.sh holds to the module cache at the
+// kit's pins.
+type LessonReading struct {
+	// Sections are the headings of the sections whose tables' path rows
+	// (| `path` | `name`, `name` | text |) are checked, each written as the page
+	// writes it after "## ", up to its anchor (e.g. "2. The request's path"): the
+	// path exists at the pinned version and declares each name. "*" checks
+	// every table of the page.
+	Sections []string `json:"sections,omitempty"`
+	// Mentions says which backquoted paths of the page's text, outside code
+	// blocks, must exist too: ReadingUpstream ("upstream") those written
+	// $K/... (k8s.io/kubernetes) or staging/src/k8s.io/...; ReadingAll ("all")
+	// also $M/NAME@VERSION/..., cmd/..., pkg/... and paths in the kit's tiers.
+	// Empty: none.
+	Mentions string `json:"mentions,omitempty"`
+}
+
+// The values of LessonReading.Mentions.
+const (
+	// ReadingUpstream checks the paths into Kubernetes' module and its staging
+	// modules that the text mentions.
+	ReadingUpstream = "upstream"
+	// ReadingAll checks those and the paths into the kit's tiers.
+	ReadingAll = "all"
+)
 
 // LessonExercise is one exercise of a lesson.
 type LessonExercise struct {
@@ -213,7 +299,9 @@ func (l *Lesson) checkRows() error {
 
 // checkHowItRuns checks the fields that say how the lesson runs: a known
 // Cluster, a Smoke exactly when the lesson has a cluster of its own, its checks
-// rows of the table, and no exercise marked kind-only in a lesson that runs on
+// rows of the table, Debug entries complete, each with a name and a port of its
+// own and a known start (a script's lies in the lesson's folder), a Reading
+// that names something and no exercise marked kind-only in a lesson that runs on
 // the local cluster only.
 func (l *Lesson) checkHowItRuns() error {
 	switch l.Cluster {
@@ -228,6 +316,35 @@ func (l *Lesson) checkHowItRuns() error {
 	default:
 		return fmt.Errorf("cluster: %q: want %s (its checks run on make test's clusters beside the other lessons') or %s (on a fresh local cluster of their own, make test-lesson%s; make test runs its smoke)",
 			l.Cluster, ClusterShared, ClusterOwn, l.Number)
+	}
+	for i, d := range l.Debug {
+		where := fmt.Sprintf("debug[%d] (%s)", i, d.Name)
+		twin := slices.IndexFunc(l.Debug[:i], func(o LessonDebug) bool { return o.Name == d.Name || o.Port == d.Port })
+		switch {
+		case twin >= 0:
+			return fmt.Errorf("%s: debug[%d] has its name or its port (%d) already; each name and each port is one entry's", where, twin, d.Port)
+		case d.Name == "" || d.Start == "":
+			return fmt.Errorf("%s: every debug entry states name, port and start", where)
+		case d.Port < 1024 || d.Port > 65535:
+			return fmt.Errorf("%s: port %d is outside 1024-65535; give it the next port no lesson has", where, d.Port)
+		case d.Start == DebugController && l.KubeSource:
+			return fmt.Errorf("%s: start: %s runs the lesson's tier's controller, and a kubeSource lesson has none; say %s or name a script of the lesson's folder", where, DebugController, DebugComponent)
+		case d.Start != DebugComponent && d.Start != DebugController && !strings.HasPrefix(d.Start, l.Tier+"/"):
+			return fmt.Errorf("%s: start: %q: want %s, %s, or the path of a script in the lesson's own folder, %s/...", where, d.Start, DebugComponent, DebugController, l.Tier)
+		}
+	}
+	if r := l.Reading; r != nil {
+		if len(r.Sections) == 0 && r.Mentions == "" {
+			return errors.New("reading: names neither sections nor mentions; leave it out, or name the sections whose tables quote upstream paths")
+		}
+		if r.Mentions != "" && r.Mentions != ReadingUpstream && r.Mentions != ReadingAll {
+			return fmt.Errorf("reading.mentions: %q: want %s (the $K/... and staging/src/k8s.io/... paths of the text) or %s (also $M/..., cmd/, pkg/ and the kit's tiers' paths)", r.Mentions, ReadingUpstream, ReadingAll)
+		}
+		for i, s := range r.Sections {
+			if strings.TrimSpace(s) == "" {
+				return fmt.Errorf("reading.sections[%d] is empty; write a heading of %s as it reads after \"## \", or \"*\" for every table", i, l.Doc)
+			}
+		}
 	}
 	for _, e := range l.Exercises {
 		if e.KindOnly != "" && l.LocalClusterOnly != "" {
@@ -300,6 +417,20 @@ func ReadLessons(root string) ([]*Lesson, error) {
 		}
 		if err := l.smokeCommandsExist(root); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		for _, d := range l.Debug {
+			if d.Start != DebugComponent && d.Start != DebugController {
+				if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(d.Start))); err != nil {
+					return nil, fmt.Errorf("%s: debug: %s: start: %s is no file of the kit; name the script by its path from the repository root", path, d.Name, d.Start)
+				}
+			}
+			for _, other := range lessons {
+				for _, o := range other.Debug {
+					if o.Name == d.Name || o.Port == d.Port {
+						return nil, fmt.Errorf("%s: debug: %s on port %d, and lesson %s's lesson file has %s on port %d: each name and each port is one entry's; take the next free port", path, d.Name, d.Port, other.Number, o.Name, o.Port)
+					}
+				}
+			}
 		}
 		if other, ok := byNumber[l.Number]; ok {
 			return nil, fmt.Errorf("%s and %s both say lesson: %q; each lesson has one file", other, path, l.Number)

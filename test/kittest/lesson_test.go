@@ -11,25 +11,35 @@ import (
 	"testing"
 )
 
-// TestReadLessonsReadsTheKitsTable reads the real lesson files: lessons 0-3, 5, 7 and 8, each
-// in its tier, lesson 6 (the API server) in its room, apiserver-example/, and lesson 4
-// (Kubernetes' own source) in test/, every row naming a test function of its suite and a lesson page
-// that exists, so a row whose test was renamed or removed fails here and not in a
-// learner's make check.
+// TestReadLessonsReadsTheKitsTable reads the real lesson files: every
+// lesson.yaml git knows is one lesson, whose tier and suite are where the file
+// lies (no list of lessons here: a new lesson is a new file), every row naming a
+// test function of its suite and a lesson page that exists, so a row whose test
+// was renamed or removed fails here and not in a learner's make check.
 func TestReadLessonsReadsTheKitsTable(t *testing.T) {
 	root := RepoRoot()
 	lessons, err := ReadLessons(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"0": "workqueue-example", "1": "workqueue-example", "2": "sample-controller", "3": "kubebuilder-guestbook", "4": "test", "5": "cloud-provider-example", "6": "apiserver-example", "7": "csi-driver-example", "8": "scheduler-plugin-example"}
-	if len(lessons) != len(want) {
-		t.Fatalf("got %d lessons, want %d (%v)", len(lessons), len(want), want)
+	out, err := exec.Command("git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard", "--", LessonFile, "*/"+LessonFile).Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	files := strings.Fields(string(out))
+	read := map[string]bool{}
+	for _, l := range lessons {
+		read[l.Tier+"/"+l.Suite+"/"+LessonFile] = true
+	}
+	for _, f := range files {
+		if !read[f] {
+			t.Errorf("%s is a lesson file ReadLessons does not read: put it in its suite's folder, <tier>/test/<suite>/%s", f, LessonFile)
+		}
+	}
+	if len(lessons) != len(files) {
+		t.Errorf("ReadLessons read %d lessons from %d lesson files (%v)", len(lessons), len(files), files)
 	}
 	for _, l := range lessons {
-		if want[l.Number] != l.Tier {
-			t.Errorf("lesson %s lies in tier %q, want %q", l.Number, l.Tier, want[l.Number])
-		}
 		if _, err := os.Stat(filepath.Join(root, l.Doc)); err != nil {
 			t.Errorf("lesson %s: doc: %v", l.Number, err)
 		}
@@ -125,6 +135,12 @@ func TestParseLessonNamesTheFieldAtFault(t *testing.T) {
 		{"a check kind only in a lesson on the local cluster only", strings.Replace(good, "  reread: '#run-it'\n", "  reread: '#run-it'\n  kindOnly: a real kubelet\n", 1) + "localClusterOnly: a component swapped\n", "tier/test/e2e", "TestA): kindOnly, but the lesson says localClusterOnly"},
 		{"a check local cluster only in a lesson that says so", strings.Replace(good, "  reread: '#run-it'\n", "  reread: '#run-it'\n  localClusterOnly: a kwok node\n", 1) + "localClusterOnly: a component swapped\n", "tier/test/e2e", "drop the check's"},
 		{"a smoke check kind only", strings.Replace(strings.Replace(good, "cluster: shared", "cluster: own", 1), "  reread: '#run-it'\n", "  reread: '#run-it'\n  kindOnly: a real kubelet\n", 1) + "smoke:\n  checks: [TestA]\n", "tier/test/e2e", "smoke.checks[0]: TestA runs on kind only"},
+		{"a debug entry without a start", good + "debug:\n- name: ctl\n  port: 2399\n", "tier/test/e2e", "every debug entry states name, port and start"},
+		{"a debug port out of range", good + "debug:\n- name: ctl\n  port: 80\n  start: controller\n", "tier/test/e2e", "port 80 is outside 1024-65535"},
+		{"a debug port twice", good + "debug:\n- name: ctl\n  port: 2399\n  start: controller\n- name: other\n  port: 2399\n  start: component\n", "tier/test/e2e", "debug[0] has its name or its port (2399) already"},
+		{"a debug script outside the lesson's folder", good + "debug:\n- name: ctl\n  port: 2399\n  start: hack/debug-ctl.sh\n", "tier/test/e2e", "a script in the lesson's own folder, tier/..."},
+		{"a reading of nothing", good + "reading: {}\n", "tier/test/e2e", "reading: names neither sections nor mentions"},
+		{"an unknown mentions", good + "reading:\n  mentions: some\n", "tier/test/e2e", `reading.mentions: "some"`},
 		{"kind only on the local cluster only", strings.Replace(good, "- name: extra\n", "- name: extra\n  kindOnly: a real kubelet\n", 1) + "localClusterOnly: a component swapped\n", "tier/test/e2e", "drop one of the two"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -26,8 +25,9 @@ type launchConfig struct {
 }
 
 // TestLaunchJSONAttachesToEveryDebugTarget holds the checked-in VS Code
-// configurations to make debug: one attach configuration per name it takes, on
-// the port it listens on by default, and for the components one more that maps
+// configurations to make debug: one attach configuration per name it takes (the
+// lesson files' debug entries), on the port it listens on by default, and for
+// those built from Kubernetes' source one more that maps
 // the build's paths to the learner's copy, at the pinned version.
 func TestLaunchJSONAttachesToEveryDebugTarget(t *testing.T) {
 	root := kittest.RepoRoot()
@@ -43,39 +43,36 @@ func TestLaunchJSONAttachesToEveryDebugTarget(t *testing.T) {
 	for _, c := range launch.Configurations {
 		byName[c.Name] = c
 	}
-	out, err := exec.Command(filepath.Join(root, "hack", "debug.sh"), "names").Output()
+	lessons, err := kittest.ReadLessons(root)
 	if err != nil {
-		t.Fatalf("hack/debug.sh names: %v", err)
+		t.Fatal(err)
 	}
 	version, err := exec.Command(filepath.Join(root, "hack", "controlplane", "kube-version.sh")).Output()
 	if err != nil {
 		t.Fatalf("hack/controlplane/kube-version.sh: %v", err)
 	}
 	build := "k8s.io/kubernetes@" + strings.TrimSpace(string(version)) + "/"
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 3 {
-			t.Fatalf("hack/debug.sh names printed %q, want NAME KIND PORT", line)
-		}
-		name, kind := f[0], f[1]
-		port, _ := strconv.Atoi(f[2])
-		want := []string{"attach: " + name}
-		if kind == "component" {
-			want = append(want, "attach: "+name+" (your copy, _output/kubernetes)")
-		}
-		for _, n := range want {
-			c, ok := byName[n]
-			if !ok {
-				t.Errorf(".vscode/launch.json has no configuration %q (make debug WHAT=%s)", n, name)
-				continue
+	for _, l := range lessons {
+		for _, d := range l.Debug {
+			name, port := d.Name, d.Port
+			want := []string{"attach: " + name}
+			if d.Packages != "" {
+				want = append(want, "attach: "+name+" (your copy, _output/kubernetes)")
 			}
-			if c.Request != "attach" || c.Mode != "remote" || c.Host != "127.0.0.1" || c.Port != port {
-				t.Errorf("%q attaches with request %q, mode %q to %s:%d; want attach, remote, 127.0.0.1:%d (make debug WHAT=%s's port)",
-					n, c.Request, c.Mode, c.Host, c.Port, port, name)
-			}
-			if strings.HasSuffix(n, "_output/kubernetes)") {
-				if len(c.SubstitutePath) == 0 || c.SubstitutePath[0].To != build {
-					t.Errorf("%q's first substitutePath rule must map %s (the pinned version) to the copy; it has %+v", n, build, c.SubstitutePath)
+			for _, n := range want {
+				c, ok := byName[n]
+				if !ok {
+					t.Errorf(".vscode/launch.json has no configuration %q (make debug WHAT=%s)", n, name)
+					continue
+				}
+				if c.Request != "attach" || c.Mode != "remote" || c.Host != "127.0.0.1" || c.Port != port {
+					t.Errorf("%q attaches with request %q, mode %q to %s:%d; want attach, remote, 127.0.0.1:%d (make debug WHAT=%s's port)",
+						n, c.Request, c.Mode, c.Host, c.Port, port, name)
+				}
+				if strings.HasSuffix(n, "_output/kubernetes)") {
+					if len(c.SubstitutePath) == 0 || c.SubstitutePath[0].To != build {
+						t.Errorf("%q's first substitutePath rule must map %s (the pinned version) to the copy; it has %+v", n, build, c.SubstitutePath)
+					}
 				}
 			}
 		}
