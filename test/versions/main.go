@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -125,15 +126,24 @@ func fail(err error) {
 	os.Exit(2)
 }
 
-// kitModules returns the folders of every go.mod the repository commits, in order.
+// kitModules returns the folders of every go.mod of the kit, in order: those git
+// knows, committed or new and not ignored (a learner's copy of Kubernetes under
+// _output is ignored), but test data, as hack/lib/lists.sh's kit_other_modules
+// finds them.
 func kitModules(root string) ([]string, error) {
-	out, err := exec.Command("git", "-C", root, "ls-files", "--", "go.mod", "*/go.mod").Output()
+	out, err := exec.Command("git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard", "--", "go.mod", "*/go.mod").Output()
 	if err != nil {
-		return nil, fmt.Errorf("listing the committed go.mod files with git ls-files in %s: %w", root, err)
+		return nil, fmt.Errorf("listing the kit's go.mod files with git ls-files in %s: %w", root, err)
 	}
 	var dirs []string
 	for _, f := range strings.Fields(string(out)) {
-		dirs = append(dirs, filepath.Dir(f))
+		dir := filepath.Dir(f)
+		if dir == "testdata" || strings.HasPrefix(dir, "testdata/") || strings.Contains(dir, "/testdata") {
+			continue
+		}
+		if !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir)
+		}
 	}
 	sort.Strings(dirs)
 	return dirs, nil
