@@ -24,8 +24,7 @@ cd "$KIT_ROOT"
 # The kit's Go modules compile each shared dependency at one version
 # (test/versions). It reads only the go.mod and go.sum files, so it remembers its
 # own pass, keyed over those: a change elsewhere does not run it again.
-versions_key=$({ go env GOVERSION; git ls-files -z --cached --others --exclude-standard -- 'go.mod' '*/go.mod' 'go.sum' '*/go.sum' 'go.work' |
-	LC_ALL=C sort -z | xargs -0 sha256sum; } 2>/dev/null | sha256sum | cut -d' ' -f1) || versions_key=""
+versions_key=$(kit_files_key 'go.mod' '*/go.mod' 'go.sum' '*/go.sum' 'go.work' 2>/dev/null) || versions_key=""
 if kit_passed_before versions "$versions_key"; then
 	echo ">> verify: no go.mod or go.sum has changed since the versions check last passed ($KIT_OUT/versions.key)"
 else

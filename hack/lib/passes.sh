@@ -28,6 +28,20 @@ kit_tree_key() {
 	) | $sum | cut -d' ' -f1
 }
 
+# kit_files_key PATHSPEC... prints the same kind of key over fewer inputs: the
+# go version and the files git knows (committed, or new and not ignored) that
+# the pathspecs match, for a check that reads only those (make verify's
+# versions check: the go.mod and go.sum files). It fails like kit_tree_key.
+kit_files_key() {
+	local sum=sha256sum
+	command -v sha256sum >/dev/null || sum="shasum -a 256"
+	(
+		cd "$KIT_ROOT"
+		go env GOVERSION
+		git ls-files -z --cached --others --exclude-standard -- "$@" | LC_ALL=C sort -z | xargs -0 $sum
+	) | $sum | cut -d' ' -f1
+}
+
 # kit_passed_before NAME KEY succeeds when the command NAME last passed with the
 # key KEY (an empty KEY never matches).
 kit_passed_before() {
