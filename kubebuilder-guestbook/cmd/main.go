@@ -328,7 +328,9 @@ func newManager(o options) (ctrl.Manager, *controller.Directory, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	// client-go's default 5 QPS / burst 10 would throttle a burst of Guestbooks.
+	// The client's rate limit, as the flags say. Left unset, there would be none:
+	// ctrl.GetConfig turns client-side limiting off (QPS -1) when the kubeconfig
+	// sets no QPS (controller-runtime's pkg/client/config/config.go).
 	restConfig.QPS, restConfig.Burst = float32(o.qps), o.burst
 	// Every request names the operator, as in the other tiers (the user agent
 	// then reads "manager/<version> (...) guestbook-operator").

@@ -140,9 +140,11 @@ func (*ZoneSpread) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
 
 // SignPod answers for opportunistic batching (KEP-5598): a Pod with the same
 // signature as the Pod before it may take its node from the list that Pod's
-// scheduling cycle scored, the node chosen last being filtered and scored
-// again. A plugin at the filter or score point that does not implement
-// SignPlugin turns batching off for every Pod, so the reference implements it.
+// scheduling cycle scored, once the node chosen last has been filtered again
+// (and scored again if it still fits: framework/runtime/batch.go). A plugin at a
+// filter or score point, their Pre- points included, that does not implement
+// SignPlugin turns batching off for every Pod of the profile, so the reference
+// implements it.
 // Its Filter reads only the zone the Pod asks for, so that is the Pod's
 // fragment. Its Score reads where the workload's other Pods are, which nothing
 // in the Pod itself says, so a Pod of a workload is refused (Unschedulable
