@@ -114,8 +114,22 @@ envtest_layout() {
 	done
 }
 
+# stale NAME... adds to todo (module -> names) each binary that is missing from
+# bin/ or older than the go.mod that pins it, grouped by module, one go build each.
+stale() {
+	local name mod
+	for name in "$@"; do
+		read -r mod _ < <(module_of "$name")
+		# The kit's own tool is also stale when any of its source files is newer.
+		local src="$KIT_ROOT/hack/$mod/cmd/$name"
+		if [ -x "$BIN/$name" ] && [ "$BIN/$name" -nt "$KIT_ROOT/hack/$mod/go.mod" ] &&
+			{ [ ! -d "$src" ] || [ -z "$(find "$src" -name '*.go' -newer "$BIN/$name")" ]; }; then continue; fi
+		case " ${todo[$mod]:-} " in *" $name "*) ;; *) todo[$mod]="${todo[$mod]:-} $name" ;; esac
+	done
+}
+
 main() {
-	local want=() arg name
+	local want=() arg name mod
 	[ $# -gt 0 ] || set -- all
 	for arg in "$@"; do
 		for name in $(expand "$arg"); do
@@ -126,17 +140,26 @@ main() {
 		done
 	done
 	mkdir -p "$BIN"
-	# Group what is missing (or older than its go.mod) by module, one go build each.
 	local -A todo=()
-	local mod
-	for name in "${want[@]}"; do
-		read -r mod _ < <(module_of "$name")
-		# The kit's own tool is also stale when any of its source files is newer.
-		local src="$KIT_ROOT/hack/$mod/cmd/$name"
-		if [ -x "$BIN/$name" ] && [ "$BIN/$name" -nt "$KIT_ROOT/hack/$mod/go.mod" ] &&
-			{ [ ! -d "$src" ] || [ -z "$(find "$src" -name '*.go' -newer "$BIN/$name")" ]; }; then continue; fi
-		case " ${todo[$mod]:-} " in *" $name "*) ;; *) todo[$mod]="${todo[$mod]:-} $name" ;; esac
-	done
+	stale "${want[@]}"
+	if [ ${#todo[@]} -eq 0 ]; then
+		envtest_layout
+		return 0
+	fi
+	# Builds wait for each other (make test starts a lesson's long build early, and
+	# the lesson's own checks ask for the same binaries later): the second finds
+	# them built once the first is done, instead of compiling them again beside it.
+	# The lock is fd 7 on bin/.build.lock; where there is no flock (util-linux),
+	# nothing waits.
+	if command -v flock >/dev/null && exec 7>"$BIN/.build.lock"; then
+		if ! flock -n 7; then
+			echo ">> waiting for another build of bin/ to end (hack/build-bins.sh $(cat "$BIN/.build.holder" 2>/dev/null || echo '...'))"
+			flock 7
+			todo=()
+			stale "${want[@]}"
+		fi
+		printf '%s (pid %s, since %s)\n' "$*" "$$" "$(date '+%H:%M:%S')" >"$BIN/.build.holder"
+	fi
 	local total=$SECONDS
 	# Largest first, so the long kube-apiserver build warms the cache for the rest.
 	for mod in controlplane etcd cluster tools delve csi; do

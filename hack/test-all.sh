@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test-all.sh is `make test`, everything CI runs. First the pinned binaries, then
-# make verify (it regenerates code in place, so nothing compiles while it runs;
-# with no file changed since it last passed, it remembers that and takes a
-# second), with the two test clusters starting meanwhile (and the e2e one's own
-# checks). Then every job at once, each as soon as its cluster is up, because each mostly waits (on a deadline, a
+# make verify (it regenerates code in place, so nothing of the tiers it generates
+# compiles while it runs; with no file changed since it last passed, it remembers
+# that and takes a second), with the two test clusters starting meanwhile (and
+# the e2e one's own checks), and the programs of the lessons with a cluster of
+# their own being built (their lane step build; none of them is generated code). Then every job at once, each as soon as its cluster is up, because each mostly waits (on a deadline, a
 # Lease, a cluster starting) and two cores are enough for all:
 #
 #   - the lessons (hack/test-lessons.sh) on two fresh local clusters, apart from
@@ -123,6 +124,23 @@ background "$KIT_OUT/local-up-$KIT_CLUSTER.log" "local cluster '$KIT_CLUSTER' an
 	bash -c 'sleep 1 && hack/cluster/local-up.sh && KUBECONFIG="$0" make --no-print-directory test-e2e-cluster' "$KIT_KUBECONFIG" &
 test_cluster_pid=$!
 cluster_pids+=($!)
+# make check's runner, built once: it names the smokes, runs them and both
+# lesson jobs (test-lessons.sh uses it: KIT_CHECK_BIN).
+go build -o "$KIT_OUT/bin/check" ./test/check
+export KIT_CHECK_BIN="$KIT_OUT/bin/check"
+# The lessons with a cluster of their own run their smokes last, once the e2e
+# cluster's own checks pass, and some have long first builds (lesson 8's
+# scheduler, lesson 7's CSI sidecars): their lane step build starts now, so that
+# those builds are done, or nearly, when the smokes need them. It builds only the
+# programs the lessons' checks run; a smoke that needs one being built waits for
+# it (kittest.CachedBinary, hack/build-bins.sh). One lesson after another, the
+# last lesson first (lesson 8's scheduler, then lesson 7's sidecars, are the
+# longest): two go commands at once would compile their shared packages twice.
+own=$("$KIT_CHECK_BIN" -lessons -cluster own | sort -rn)
+kit_log "building what lessons $(echo $own) run, in the background (log: $KIT_OUT/lessons-build.log)"
+background "$KIT_OUT/lessons-build.log" "lessons $(echo $own): their programs built" \
+	nice -n 5 bash -c 'for l in $1; do "$0" -lesson "$l" -lane build || exit 1; done' "$KIT_CHECK_BIN" "$own" &
+jobs_pids+=($!)
 step "2/3 generated code is current (make verify)"
 make --no-print-directory verify
 
@@ -140,10 +158,6 @@ kit_log "unit and envtest suites in the background (log: $KIT_OUT/test-unit.log)
 background "$KIT_OUT/test-unit.log" "unit and envtest suites" \
 	env -u KIT_T0 KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=2m nice -n 10 hack/once.sh test-unit make --no-print-directory test-unit &
 jobs_pids+=($!)
-# make check's runner, built once: it names the smokes, runs them and both
-# lesson jobs (test-lessons.sh uses it: KIT_CHECK_BIN).
-go build -o "$KIT_OUT/bin/check" ./test/check
-export KIT_CHECK_BIN="$KIT_OUT/bin/check"
 # The smokes made of commands need no cluster (see the top of this file).
 smokes=$("$KIT_CHECK_BIN" -lessons -smoke commands)
 for l in $smokes; do

@@ -33,6 +33,10 @@ import (
 //     the reference; make test-lessonN and make test-solutions run solution).
 //   - smoke: what make test runs of a lesson with a cluster of its own
 //     (Lesson.Smoke): its smoke checks with the reference, or its commands.
+//   - build: nothing is checked; what the lesson's checks will run is built
+//     (buildsPass): make test and make test-lessonN start it while the
+//     cluster starts, so a long first build is done by the time the checks
+//     need it.
 //
 // Steps run one after another: lessons 1 and 3 watch every namespace, and two
 // controllers of one lesson at once would do each other's work.
@@ -44,7 +48,7 @@ func runLane(o options, w io.Writer) (int, error) {
 	steps := strings.Split(o.lane, ",")
 	for _, step := range steps {
 		if laneSteps[step].run == nil {
-			return 0, fmt.Errorf("-lane=%q: unknown step %q; want e2e, stub, solution, exercises and/or smoke", o.lane, step)
+			return 0, fmt.Errorf("-lane=%q: unknown step %q; want e2e, stub, solution, exercises, smoke and/or build", o.lane, step)
 		}
 	}
 	for _, step := range steps {
@@ -80,6 +84,7 @@ var laneSteps = map[string]laneStep{
 	"solution":  {"every exercise's solution passes, the reference fails the exercise", solutionsHold},
 	"exercises": {"every exercise's solution passes its checks, the reference fails them", exercisesHold},
 	"smoke":     {"the smoke passes", smokePasses},
+	"build":     {"its programs, controller and suite are built", buildsPass},
 }
 
 // errNothingToRun is what a step returns, having said why, when the lesson has
@@ -137,6 +142,42 @@ func smokePasses(root string, l *lesson, w io.Writer) (bool, error) {
 			fmt.Fprintf(w, "%s: %v\n", command, err)
 			return false, nil
 		}
+	}
+	return true, nil
+}
+
+// buildsPass builds what the lesson's checks run, printing the builds' output
+// to w: the pinned programs of its lesson.yaml's bins (hack/build-bins.sh, which
+// has its own progress lines and waits for another build of bin/ rather than
+// compiling beside it), its reference controller (unless a kubeSource lesson,
+// which has none) and its suite's test binary, all into the caches the other
+// steps read (kittest.CachedBinary and CachedTestBinary wait for each other
+// too). It reports false, having said why, when a build fails.
+func buildsPass(root string, l *lesson, w io.Writer) (bool, error) {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return false, err
+	}
+	if len(l.Bins) > 0 {
+		fmt.Fprintf(w, ">> hack/build-bins.sh %s\n", strings.Join(l.Bins, " "))
+		cmd := exec.Command(filepath.Join(root, "hack", "build-bins.sh"), l.Bins...)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = root, w, w
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(w, "hack/build-bins.sh %s (lesson.yaml's bins): %v\n", strings.Join(l.Bins, " "), err)
+			return false, nil
+		}
+	}
+	if !l.KubeSource {
+		fmt.Fprintf(w, ">> building %s (the lesson's controller)\n", l.Binary)
+		if _, err := buildController(root, l, "", ""); err != nil {
+			fmt.Fprintf(w, "%s\n%v\n", learnerTexts().controllerDoesNotCompile, err)
+			return false, nil
+		}
+	}
+	fmt.Fprintf(w, ">> building lesson %s's suite (%s/%s)\n", l.Number, l.Tier, l.Suite)
+	if _, err := testBinary(l, filepath.Join(root, l.Tier)); err != nil {
+		fmt.Fprintf(w, "%s\n%v\n", learnerTexts().suiteDoesNotCompile, err)
+		return false, nil
 	}
 	return true, nil
 }

@@ -76,6 +76,14 @@ type Lesson struct {
 	// Smoke is what make test runs of a lesson with a cluster of its own; only
 	// such a lesson has one, and it must.
 	Smoke *LessonSmoke `json:"smoke,omitempty"`
+	// Bins are the pinned programs beside the cluster's that the lesson's smoke
+	// runs (and so every run of its checks), as hack/build-bins.sh names them
+	// (such as csi-provisioner); a program only one check runs is that check's
+	// to build, so make test never builds it. The lane
+	// step build (`check -lesson N -lane build`) builds them with the lesson's
+	// controller and suite, which make test and make test-lessonN start as soon
+	// as bin/'s cluster binaries are there, before the lesson's checks need them.
+	Bins []string `json:"bins,omitempty"`
 
 	// Reading is what make verify-docs' reading-path checker
 	// (hack/check-reading-paths.sh, through `check -reading-pages`) holds to the
@@ -344,6 +352,11 @@ func (l *Lesson) checkHowItRuns() error {
 			if strings.TrimSpace(s) == "" {
 				return fmt.Errorf("reading.sections[%d] is empty; write a heading of %s as it reads after \"## \", or \"*\" for every table", i, l.Doc)
 			}
+		}
+	}
+	for i, b := range l.Bins {
+		if b == "" || strings.ContainsAny(b, " \t/") {
+			return fmt.Errorf("bins[%d]: %q: want a program's name as hack/build-bins.sh takes it, such as csi-provisioner", i, b)
 		}
 	}
 	for _, e := range l.Exercises {

@@ -111,8 +111,8 @@ func TestParseLessonNamesTheFieldAtFault(t *testing.T) {
 			}
 		}
 	}
-	own := strings.Replace(good, "cluster: shared", "cluster: own", 1) + "oneAtATime: true\nsmoke:\n  checks: [TestA]\n"
-	if l, err := ParseLesson([]byte(own), "tier/test/e2e"); err != nil || l.Cluster != ClusterOwn || !l.OneAtATime || l.Smoke.Checks[0] != "TestA" {
+	own := strings.Replace(good, "cluster: shared", "cluster: own", 1) + "oneAtATime: true\nsmoke:\n  checks: [TestA]\nbins: [csi-provisioner]\n"
+	if l, err := ParseLesson([]byte(own), "tier/test/e2e"); err != nil || l.Cluster != ClusterOwn || !l.OneAtATime || l.Smoke.Checks[0] != "TestA" || l.Bins[0] != "csi-provisioner" {
 		t.Errorf("a lesson with a cluster of its own: parsed %+v, %v", l, err)
 	}
 	for _, tc := range []struct{ name, data, dir, want string }{
@@ -141,6 +141,7 @@ func TestParseLessonNamesTheFieldAtFault(t *testing.T) {
 		{"a debug script outside the lesson's folder", good + "debug:\n- name: ctl\n  port: 2399\n  start: hack/debug-ctl.sh\n", "tier/test/e2e", "a script in the lesson's own folder, tier/..."},
 		{"a reading of nothing", good + "reading: {}\n", "tier/test/e2e", "reading: names neither sections nor mentions"},
 		{"an unknown mentions", good + "reading:\n  mentions: some\n", "tier/test/e2e", `reading.mentions: "some"`},
+		{"a bin given as a path", good + "bins: [bin/csi-provisioner]\n", "tier/test/e2e", `bins[0]: "bin/csi-provisioner": want a program's name as hack/build-bins.sh takes it`},
 		{"kind only on the local cluster only", strings.Replace(good, "- name: extra\n", "- name: extra\n  kindOnly: a real kubelet\n", 1) + "localClusterOnly: a component swapped\n", "tier/test/e2e", "drop one of the two"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
