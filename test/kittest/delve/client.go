@@ -1,48 +1,71 @@
-package debugger
-
-// A client of delve's JSON-RPC API (version 2, what `dlv exec --headless
-// --api-version=2` serves), written against the standard library only, so that
-// delve's own packages never enter go.work. The types below carry only the
-// fields these tests read or set, under the names delve's service/api and
+// Package delve is a client of delve's JSON-RPC API (version 2, what `dlv exec
+// --headless --api-version=2` serves), written against the standard library
+// only, so that delve's own packages never enter go.work, and the lessons'
+// quoted stacks: a stack that a lesson page shows as delve's `stack` command
+// prints it, read from the page (ReadQuotedStack) and held to the stack the
+// running program shows (RequireQuotedStack).
+//
+// The lessons' debugger checks use it the way an editor uses delve: Dial the
+// delve that make debug started, Halt the program, Break where the lesson
+// does, ContinueUntilStop, WaitForBreakpoint, then read the stopped goroutine's
+// Stack and Eval what the lesson prints. The types below carry only the fields
+// these checks read or set, under the names delve's service/api and
 // service/rpc2 packages give them on the wire.
+package delve
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/rpc"
 	"net/rpc/jsonrpc"
-	"os"
-	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
 
-// debuggerState is delve's api.DebuggerState: where the program stands.
-type debuggerState struct {
-	Pid           int
-	Running       bool
-	CurrentThread *thread `json:"currentThread,omitempty"`
-	Exited        bool    `json:"exited"`
-	ExitStatus    int     `json:"exitStatus"`
+// State is delve's api.DebuggerState: where the program stands.
+type State struct {
+	// Pid is the debugged process's.
+	Pid int
+	// Running is true while the program runs (not stopped by delve).
+	Running bool
+	// CurrentThread is the thread the program stopped on, with its goroutine
+	// and breakpoint; nil while it runs.
+	CurrentThread *Thread `json:"currentThread,omitempty"`
+	// Exited is true once the program has ended, with ExitStatus.
+	Exited     bool `json:"exited"`
+	ExitStatus int  `json:"exitStatus"`
 }
 
-// thread is delve's api.Thread: the goroutine it runs and the breakpoint it stopped at.
-type thread struct {
-	ID          int         `json:"id"`
-	GoroutineID int64       `json:"goroutineID"`
-	Breakpoint  *breakpoint `json:"breakPoint,omitempty"`
+// Thread is delve's api.Thread: the goroutine it runs and the breakpoint it
+// stopped at.
+type Thread struct {
+	// ID is the operating system's thread ID.
+	ID int `json:"id"`
+	// GoroutineID is the goroutine the thread runs, what Stack and Eval take.
+	GoroutineID int64 `json:"goroutineID"`
+	// Breakpoint is the breakpoint the thread stopped at, nil if none.
+	Breakpoint *Breakpoint `json:"breakPoint,omitempty"`
 }
 
-// breakpoint is delve's api.Breakpoint.
-type breakpoint struct {
-	ID           int    `json:"id"`
-	File         string `json:"file"`
-	Line         int    `json:"line"`
+// Breakpoint is delve's api.Breakpoint.
+type Breakpoint struct {
+	// ID is delve's number for it, what Clear takes.
+	ID int `json:"id"`
+	// File and Line are where it stands.
+	File string `json:"file"`
+	Line int    `json:"line"`
+	// FunctionName is the function it stands in.
 	FunctionName string `json:"functionName,omitempty"`
-	Cond         string
+	// Cond is the condition under which it stops the program ("" always).
+	Cond string
+}
+
+// Variable is delve's api.Variable: a value as delve prints it.
+type Variable struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Value is the value as delve's print shows it (a string quoted).
+	Value string `json:"value"`
 }
 
 // stackframe is one frame of delve's api.Stackframe.
@@ -54,13 +77,6 @@ type stackframe struct {
 	} `json:"function,omitempty"`
 }
 
-// variable is delve's api.Variable, its value as delve prints it.
-type variable struct {
-	Name  string `json:"name"`
-	Type  string `json:"type"`
-	Value string `json:"value"`
-}
-
 // loadConfig is delve's api.LoadConfig: how much of a value to read.
 type loadConfig struct {
 	FollowPointers     bool
@@ -70,19 +86,19 @@ type loadConfig struct {
 	MaxStructFields    int
 }
 
-// delve is a connection to a headless delve.
-type delve struct {
+// Client is a connection to a headless delve.
+type Client struct {
 	addr   string
 	client *rpc.Client
 }
 
-// dialDelve connects to the delve listening at addr.
-func dialDelve(addr string) (*delve, error) {
+// Dial connects to the delve listening at addr (host:port).
+func Dial(addr string) (*Client, error) {
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to delve at %s: %w", addr, err)
 	}
-	return &delve{addr: addr, client: jsonrpc.NewClient(conn)}, nil
+	return &Client{addr: addr, client: jsonrpc.NewClient(conn)}, nil
 }
 
 // callTimeout bounds each call but continue: delve answers at once, unless it
@@ -91,13 +107,13 @@ const callTimeout = time.Minute
 
 // call calls delve's method with in and reads the answer into out, failing
 // when delve does not answer within timeout.
-func (d *delve) call(method string, in, out any, timeout time.Duration) error {
-	c := d.client.Go("RPCServer."+method, in, out, make(chan *rpc.Call, 1))
+func (c *Client) call(method string, in, out any, timeout time.Duration) error {
+	done := c.client.Go("RPCServer."+method, in, out, make(chan *rpc.Call, 1))
 	select {
-	case <-c.Done:
-		return c.Error
+	case <-done.Done:
+		return done.Error
 	case <-time.After(timeout):
-		return fmt.Errorf("delve did not answer %s within %s", method, timeout)
+		return fmt.Errorf("delve at %s did not answer %s within %s", c.addr, method, timeout)
 	}
 }
 
@@ -105,18 +121,18 @@ func (d *delve) call(method string, in, out any, timeout time.Duration) error {
 // --continue starts it from a client of its own just after delve listens. A
 // halt sent before that would find nothing to stop, and the program would then
 // run on with this client waiting.
-func (d *delve) waitRunning(timeout time.Duration) error {
+func (c *Client) waitRunning(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		var out struct{ State *debuggerState }
-		if err := d.call("State", map[string]any{"NonBlocking": true}, &out, callTimeout); err != nil {
+		var out struct{ State *State }
+		if err := c.call("State", map[string]any{"NonBlocking": true}, &out, callTimeout); err != nil {
 			return err
 		}
 		if out.State != nil && out.State.Running {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the program under delve at %s is not running after %s", d.addr, timeout)
+			return fmt.Errorf("the program under delve at %s is not running after %s", c.addr, timeout)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -125,245 +141,167 @@ func (d *delve) waitRunning(timeout time.Duration) error {
 // command sends one of delve's commands (halt, continue, next, ...) and
 // returns the state it leaves the program in; continue returns only when the
 // program stops again.
-func (d *delve) command(name string) (debuggerState, error) {
-	var out struct{ State debuggerState }
+func (c *Client) command(name string) (State, error) {
+	var out struct{ State State }
 	timeout := callTimeout
 	if name == "continue" {
-		// The callers bound continue themselves (waitForBreakpoint).
+		// The callers bound continue themselves (WaitForBreakpoint).
 		timeout = 24 * time.Hour
 	}
-	err := d.call("Command", map[string]any{"name": name}, &out, timeout)
+	err := c.call("Command", map[string]any{"name": name}, &out, timeout)
 	if err != nil {
 		return out.State, fmt.Errorf("delve %s: %w", name, err)
 	}
 	return out.State, nil
 }
 
-// halt stops the running program, so that breakpoints can be set: delve
-// changes them only while it is stopped.
-func (d *delve) halt() error {
-	if err := d.waitRunning(callTimeout); err != nil {
+// Halt stops the running program, so that breakpoints can be set: delve
+// changes them only while it is stopped. It first waits for the program to run
+// (delve's --continue starts it just after delve listens).
+func (c *Client) Halt() error {
+	if err := c.waitRunning(callTimeout); err != nil {
 		return err
 	}
-	_, err := d.command("halt")
+	_, err := c.command("halt")
 	return err
 }
 
-// breakAt sets a breakpoint at the location (as `break` takes it, such as
-// pkg.(*Type).Method) that stops only when cond holds.
-func (d *delve) breakAt(location, cond string) (breakpoint, error) {
-	var out struct{ Breakpoint breakpoint }
-	in := map[string]any{"Breakpoint": breakpoint{Cond: cond}, "LocExpr": location}
-	if err := d.call("CreateBreakpoint", in, &out, callTimeout); err != nil {
+// Break sets a breakpoint at location (as delve's `break` takes it, such as
+// pkg.(*Type).Method) that stops the program only when cond holds (delve's
+// `condition`; "" stops it every time).
+func (c *Client) Break(location, cond string) (Breakpoint, error) {
+	var out struct{ Breakpoint Breakpoint }
+	in := map[string]any{"Breakpoint": Breakpoint{Cond: cond}, "LocExpr": location}
+	if err := c.call("CreateBreakpoint", in, &out, callTimeout); err != nil {
 		return out.Breakpoint, fmt.Errorf("setting a breakpoint at %s: %w", location, err)
 	}
 	return out.Breakpoint, nil
 }
 
-// clear removes a breakpoint.
-func (d *delve) clear(id int) error {
+// Clear removes the breakpoint whose ID is id.
+func (c *Client) Clear(id int) error {
 	var out struct{}
-	if err := d.call("ClearBreakpoint", map[string]any{"Id": id}, &out, callTimeout); err != nil {
+	if err := c.call("ClearBreakpoint", map[string]any{"Id": id}, &out, callTimeout); err != nil {
 		return fmt.Errorf("clearing breakpoint %d: %w", id, err)
 	}
 	return nil
 }
 
-// continueUntilStop resumes the program and returns a channel that receives
+// Result is what a continue ended with: the program's state, or delve's error.
+type Result struct {
+	State State
+	Err   error
+}
+
+// ContinueUntilStop resumes the program and returns a channel that receives
 // the state once the program stops again (at a breakpoint, or exited).
-func (d *delve) continueUntilStop() <-chan result {
-	done := make(chan result, 1)
+func (c *Client) ContinueUntilStop() <-chan Result {
+	done := make(chan Result, 1)
 	go func() {
-		st, err := d.command("continue")
-		done <- result{st, err}
+		st, err := c.command("continue")
+		done <- Result{st, err}
 	}()
 	return done
 }
 
-// result is what a continue ended with.
-type result struct {
-	state debuggerState
-	err   error
-}
-
-// waitForBreakpoint waits up to timeout for the continue started by
-// continueUntilStop to stop at bp, and fails the test when it does not: the
-// breakpoint was never hit, the program exited, or delve failed.
-func waitForBreakpoint(t *testing.T, d *delve, stopped <-chan result, bp breakpoint, timeout time.Duration) debuggerState {
+// WaitForBreakpoint waits up to timeout for the continue that stopped
+// (ContinueUntilStop's channel) to stop at bp, and fails the test when it does
+// not: the breakpoint was never hit, the program exited, or delve failed. It
+// returns the state the program stopped in; its CurrentThread's GoroutineID is
+// the goroutine to read.
+func (c *Client) WaitForBreakpoint(t testing.TB, stopped <-chan Result, bp Breakpoint, timeout time.Duration) State {
 	t.Helper()
 	select {
 	case r := <-stopped:
-		if r.err != nil {
-			t.Fatalf("waiting for the breakpoint at %s: %v", bp.FunctionName, r.err)
+		if r.Err != nil {
+			t.Fatalf("waiting for the breakpoint at %s: %v", bp.FunctionName, r.Err)
 		}
-		if r.state.Exited {
-			t.Fatalf("the program exited (status %d) before the breakpoint at %s was hit", r.state.ExitStatus, bp.FunctionName)
+		if r.State.Exited {
+			t.Fatalf("the program exited (status %d) before the breakpoint at %s was hit", r.State.ExitStatus, bp.FunctionName)
 		}
-		if r.state.CurrentThread == nil || r.state.CurrentThread.Breakpoint == nil || r.state.CurrentThread.Breakpoint.ID != bp.ID {
-			t.Fatalf("the program stopped, but not at the breakpoint at %s (condition %s): %+v", bp.FunctionName, bp.Cond, r.state.CurrentThread)
+		if r.State.CurrentThread == nil || r.State.CurrentThread.Breakpoint == nil || r.State.CurrentThread.Breakpoint.ID != bp.ID {
+			t.Fatalf("the program stopped, but not at the breakpoint at %s (condition %s): %+v", bp.FunctionName, bp.Cond, r.State.CurrentThread)
 		}
-		return r.state
+		return r.State
 	case <-time.After(timeout):
 		// Stop the pending continue, so that the test's clean-up finds delve answering.
-		_, _ = d.command("halt")
+		_, _ = c.command("halt")
 		t.Fatalf("the breakpoint at %s (condition %s) was never hit within %s", bp.FunctionName, bp.Cond, timeout)
 	}
-	return debuggerState{}
+	return State{}
 }
 
-// stack returns the function names of goroutine gid's innermost depth frames.
-func (d *delve) stack(gid int64, depth int) ([]string, error) {
+// Stack returns the function names of goroutine's innermost depth+1 frames,
+// innermost first, as delve's `stack depth` prints them ("?" for a frame delve
+// cannot name).
+func (c *Client) Stack(goroutine int64, depth int) ([]string, error) {
 	var out struct{ Locations []stackframe }
-	if err := d.call("Stacktrace", map[string]any{"Id": gid, "Depth": depth}, &out, callTimeout); err != nil {
-		return nil, fmt.Errorf("reading goroutine %d's stack: %w", gid, err)
+	if err := c.call("Stacktrace", map[string]any{"Id": goroutine, "Depth": depth}, &out, callTimeout); err != nil {
+		return nil, fmt.Errorf("reading goroutine %d's stack: %w", goroutine, err)
 	}
-	names := make([]string, 0, len(out.Locations))
-	for _, f := range out.Locations {
+	return frameNames(out.Locations), nil
+}
+
+// Ancestors returns the stacks of up to n goroutines that goroutine descends
+// from (the one that started it first), each its innermost depth frames as
+// they were when the go statement ran, innermost first, as delve's `stack -a n
+// -adepth depth` prints them under "Created by Goroutine N:". The program must
+// run with GODEBUG=tracebackancestors=n (or more), else there are none.
+func (c *Client) Ancestors(goroutine int64, n, depth int) ([][]string, error) {
+	var out struct {
+		Ancestors []struct {
+			ID         int64
+			Stack      []stackframe
+			Unreadable string
+		}
+	}
+	if err := c.call("Ancestors", map[string]any{"GoroutineID": goroutine, "NumAncestors": n, "Depth": depth}, &out, callTimeout); err != nil {
+		return nil, fmt.Errorf("reading goroutine %d's ancestors: %w", goroutine, err)
+	}
+	stacks := make([][]string, 0, len(out.Ancestors))
+	for _, a := range out.Ancestors {
+		if a.Unreadable != "" {
+			return nil, fmt.Errorf("goroutine %d's ancestor %d: %s", goroutine, a.ID, a.Unreadable)
+		}
+		stacks = append(stacks, frameNames(a.Stack))
+	}
+	return stacks, nil
+}
+
+// frameNames returns the function names of frames.
+func frameNames(frames []stackframe) []string {
+	names := make([]string, 0, len(frames))
+	for _, f := range frames {
 		name := "?"
 		if f.Function != nil {
 			name = f.Function.Name
 		}
 		names = append(names, name)
 	}
-	return names, nil
+	return names
 }
 
-// eval evaluates expr in goroutine gid's innermost frame, as `print` does.
-func (d *delve) eval(gid int64, expr string) (variable, error) {
-	var out struct{ Variable *variable }
+// Eval evaluates expr in goroutine's innermost frame, as delve's `print` does.
+func (c *Client) Eval(goroutine int64, expr string) (Variable, error) {
+	var out struct{ Variable *Variable }
 	in := map[string]any{
-		"Scope": map[string]any{"GoroutineID": gid, "Frame": 0},
+		"Scope": map[string]any{"GoroutineID": goroutine, "Frame": 0},
 		"Expr":  expr,
 		"Cfg":   loadConfig{FollowPointers: true, MaxVariableRecurse: 1, MaxStringLen: 256, MaxArrayValues: 16, MaxStructFields: -1},
 	}
-	if err := d.call("Eval", in, &out, callTimeout); err != nil {
-		return variable{}, fmt.Errorf("evaluating %s: %w", expr, err)
+	if err := c.call("Eval", in, &out, callTimeout); err != nil {
+		return Variable{}, fmt.Errorf("evaluating %s: %w", expr, err)
 	}
 	if out.Variable == nil {
-		return variable{}, fmt.Errorf("evaluating %s: delve returned no value", expr)
+		return Variable{}, fmt.Errorf("evaluating %s: delve returned no value", expr)
 	}
 	return *out.Variable, nil
 }
 
-// detachRunning leaves the program running and closes the connection, the way
+// DetachRunning leaves the program running and closes the connection, the way
 // an editor's "disconnect" does on a server started with --accept-multiclient.
-func (d *delve) detachRunning() {
+func (c *Client) DetachRunning() {
 	// Go has written the request when it returns; the reply is not waited for.
-	d.client.Go("RPCServer.Command", map[string]any{"name": "continue"}, &struct{ State debuggerState }{}, nil)
-	_ = d.client.Close()
-}
-
-// requireChain fails the test unless the innermost frames of stack are the
-// functions want names (each matched as a suffix of the frame's function),
-// in order; closures' wrappers (-fm) in between are skipped.
-func requireChain(t *testing.T, stack []string, want ...string) {
-	t.Helper()
-	var frames []string
-	for _, f := range stack {
-		if strings.HasSuffix(f, "-fm") {
-			continue
-		}
-		frames = append(frames, f)
-	}
-	ok := len(frames) >= len(want)
-	for i := 0; ok && i < len(want); i++ {
-		ok = strings.HasSuffix(frames[i], want[i])
-	}
-	if !ok {
-		t.Fatalf("the goroutine stopped at the breakpoint has the stack\n  %s\nwant its innermost frames to be\n  %s", strings.Join(stack, "\n  "), strings.Join(want, "\n  "))
-	}
-	t.Logf("stopped with the stack:\n  %s", strings.Join(stack, " <- "))
-}
-
-// waitListening waits up to timeout for something to accept connections at
-// addr, or for done to be closed (the process that should listen has ended).
-func waitListening(addr string, timeout time.Duration, done <-chan struct{}) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			conn.Close()
-			return nil
-		}
-		select {
-		case <-done:
-			return errors.New("the process that should listen there has ended")
-		case <-time.After(300 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("nothing listens at %s after %s", addr, timeout)
-}
-
-// listening reports whether something accepts connections at addr.
-func listening(addr string) bool {
-	conn, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return false
-	}
-	conn.Close()
-	return true
-}
-
-// processesOf returns the pids of the live processes running binary.
-func processesOf(binary string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		var pid int
-		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
-			continue
-		}
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil || strings.TrimSuffix(exe, " (deleted)") != binary {
-			continue
-		}
-		// A zombie has ended; only its parent has not collected it yet.
-		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
-			if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) > 0 && f[0] == "Z" {
-				continue
-			}
-		}
-		pids = append(pids, pid)
-	}
-	return pids
-}
-
-// goneWithin is how long the debugged program may outlive its delve: the
-// watchdog beside delve looks once a second, but on a loaded machine (make test
-// with other builds beside it) a bash loop can wait many seconds for the CPU, so
-// the deadline is generous; a program that is never killed still fails.
-const goneWithin = time.Minute
-
-// requireGone fails the test unless no process runs binary within timeout.
-func requireGone(t *testing.T, binary string, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		pids := processesOf(binary)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			for _, pid := range pids {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-			t.Fatalf("processes %v still run %s %s after their delve ended (killed now)", pids, binary, timeout)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// readState reads one of make debug's state files (KEY=value lines; see
-// hack/debug.sh).
-func readState(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("make debug's state file: %w", err)
-	}
-	state := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		if k, v, ok := strings.Cut(line, "="); ok {
-			state[k] = v
-		}
-	}
-	return state, nil
+	c.client.Go("RPCServer.Command", map[string]any{"name": "continue"}, &struct{ State State }{}, nil)
+	_ = c.client.Close()
 }
