@@ -72,9 +72,15 @@ func ReadQuotedStack(doc, name string) (QuotedStack, error) {
 // in the page's order. A marker not followed by a fenced block with frames, or
 // a name marked twice, is an error that names doc, the line and the name.
 func ReadQuotedStacks(doc string) ([]QuotedStack, error) {
+	return ReadQuotedStacksIn(kittest.RepoRoot(), doc)
+}
+
+// ReadQuotedStacksIn is ReadQuotedStacks with doc relative to root, another
+// copy of the repository (make verify-docs' -root).
+func ReadQuotedStacksIn(root, doc string) ([]QuotedStack, error) {
 	path := doc
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(kittest.RepoRoot(), doc)
+		path = filepath.Join(root, doc)
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -67,7 +67,7 @@ func TestReadQuotedStackReadsTheFramesOfTheMarkedBlock(t *testing.T) {
 func TestReadQuotedStackRefusesBadPages(t *testing.T) {
 	for _, tc := range []struct {
 		name, text, stack string
-		want          []string
+		want              []string
 	}{
 		{"no marker", page, "other", []string{"has no quoted stack other", "<!-- stack: other -->"}},
 		{"no block after the marker", "<!-- stack: sync -->\ntext\n", "sync", []string{":1:", "stack sync", "not followed by a fenced block"}},
