@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,6 +24,9 @@ import (
 // the ancestors `stack -a` prints), are the quoted frames, innermost first;
 // every other line of the block (the delve commands, "at FILE:LINE",
 // "(truncated)") is left alone, so that addresses and paths may change freely.
+// The frames' numbers must run on as delve prints them (0, 1, 2, ... and from 0
+// again under each ancestor), so that a frame line taken out of the quote is
+// seen at once.
 
 // QuotedStack is one stack a lesson page quotes.
 type QuotedStack struct {
@@ -48,7 +52,10 @@ var (
 	stackMarker = regexp.MustCompile(`^\s*<!--\s*stack:\s*(\S+)\s*-->\s*$`)
 	// frameLine is a frame of delve's stack output: its number, its PC, and the
 	// function.
-	frameLine = regexp.MustCompile(`^\s*\d+\s+0x[0-9a-fA-F]+\s+in\s+(\S+)\s*$`)
+	frameLine = regexp.MustCompile(`^\s*(\d+)\s+0x[0-9a-fA-F]+\s+in\s+(\S+)\s*$`)
+	// ancestorLine starts the frames of an ancestor goroutine (stack -a), whose
+	// numbers start again at 0.
+	ancestorLine = regexp.MustCompile(`^\s*Created by Goroutine \d+:\s*$`)
 )
 
 // ReadQuotedStack reads the stack marked NAME from the lesson page doc (a path
@@ -121,17 +128,30 @@ func parseQuotedStacks(doc string, lines []string) ([]QuotedStack, error) {
 		fence = fence[:len(fence)-len(strings.TrimLeft(fence, "`"))]
 		q := QuotedStack{Doc: doc, Name: name}
 		closed := false
+		next := 0 // the number delve gives the next frame
 		for j++; j < len(lines); j++ {
 			if strings.HasPrefix(strings.TrimSpace(lines[j]), fence) {
 				closed = true
 				break
 			}
-			if fm := frameLine.FindStringSubmatch(lines[j]); fm != nil {
-				if q.Line == 0 {
-					q.Line = j + 1
-				}
-				q.Frames = append(q.Frames, fm[1])
+			if ancestorLine.MatchString(lines[j]) {
+				next = 0
+				continue
 			}
+			fm := frameLine.FindStringSubmatch(lines[j])
+			if fm == nil {
+				continue
+			}
+			// A frame line taken out of the quote by hand leaves a gap in
+			// delve's numbers: the quote no longer says what delve prints.
+			if n, _ := strconv.Atoi(fm[1]); n != next {
+				return nil, fmt.Errorf("%s:%d: the stack %s numbers this frame %d where delve's next frame is %d: a frame line is missing or out of place; quote delve's stack output whole (a shorter stack N cuts it at the end)", doc, j+1, name, n, next)
+			}
+			next++
+			if q.Line == 0 {
+				q.Line = j + 1
+			}
+			q.Frames = append(q.Frames, fm[2])
 		}
 		if !closed {
 			return nil, fmt.Errorf("%s:%d: the block after the marker of the stack %s is never closed", doc, markerLine, name)

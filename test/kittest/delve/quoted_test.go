@@ -73,6 +73,7 @@ func TestReadQuotedStackRefusesBadPages(t *testing.T) {
 		{"no block after the marker", "<!-- stack: sync -->\ntext\n", "sync", []string{":1:", "stack sync", "not followed by a fenced block"}},
 		{"no frames", "<!-- stack: sync -->\n```\n(dlv) stack\n```\n", "sync", []string{":1:", "stack sync", "no frame line"}},
 		{"never closed", "<!-- stack: sync -->\n```\n0  0x1 in a.b\n", "sync", []string{"stack sync", "never closed"}},
+		{"a frame line taken out", strings.Replace(page, "1  0x0000000001f691af in example.com/pkg.(*Controller).sync-fm\n", "", 1), "sync", []string{":11:", "stack sync", "numbers this frame 2 where delve's next frame is 1"}},
 		{"marked twice", page + "\n<!-- stack: sync -->\n```\n0  0x1 in a.b\n```\n", "sync", []string{"marked a second time", "first at line 5"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
