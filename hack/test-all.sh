@@ -30,7 +30,10 @@
 #     (`check -lessons -smoke checks`, `check -lesson N -lane smoke`), on
 #     controller-kit-test beside the lessons' e2e suites: each lesson's
 #     lesson.yaml names its smoke checks and says why they disturb no other
-#     lesson; its whole suite, stub and solutions are its make test-lessonN;
+#     lesson; its whole suite, stub and solutions are its make test-lessonN.
+#     They run with KIT_DEBUG_CACHED=1: a check under the debugger uses a
+#     debug build that is there already and otherwise skips, in one line
+#     naming its make test-lessonN, which builds it;
 #   - the reliability scenarios (make test-reliability), smaller: the crash
 #     scenarios with 60 Foos and 5 Guestbooks, the leader take-over and the
 #     bad-input table, on a cluster of their own (controller-kit-reliability); the
@@ -179,7 +182,7 @@ smokes=$("$KIT_CHECK_BIN" -lessons -smoke checks)
 for l in $smokes; do
 	kit_log "lesson $l smoke in the background (its lesson.yaml's smoke checks; log: $KIT_OUT/lesson-$l-smoke.log)"
 	background "$KIT_OUT/lesson-$l-smoke.log" "lesson $l smoke" \
-		env KUBECONFIG="$KIT_KUBECONFIG" nice -n 10 "$KIT_CHECK_BIN" -lesson "$l" -lane smoke &
+		env KUBECONFIG="$KIT_KUBECONFIG" KIT_DEBUG_CACHED=1 nice -n 10 "$KIT_CHECK_BIN" -lesson "$l" -lane smoke &
 	jobs_pids+=($!)
 done
 # The other clusters are created once the test clusters are up (creating them

@@ -45,8 +45,8 @@ type options struct {
 	// KIT_E2E_PARALLEL (kittest.ParallelEnv); the lane's stub step sets it.
 	parallel                                                         string
 	expectStub, verbose, ensureCluster, verifyContracts, verifyLines bool
-	// verifyLists and readingPages are make verify-docs' (lists.go).
-	verifyLists, readingPages bool
+	// verifyLists, verifyStacks and readingPages are make verify-docs' (lists.go, stacks.go).
+	verifyLists, verifyStacks, readingPages bool
 	// launchJSON prints .vscode/launch.json, verifyLaunch compares it (launch.go).
 	launchJSON, verifyLaunch bool
 	// lessons asks for the lessons' numbers instead of a run, those that pass
@@ -70,6 +70,7 @@ func main() {
 	flag.BoolVar(&o.ensureCluster, "ensure-cluster", false, "what make check does: check the arguments and that the controller has -reconciler, before any cluster work; then make sure there is a cluster (hack/cluster/ensure-cluster.sh: the one KUBECONFIG reaches, else a local one started); then run the checks")
 	flag.BoolVar(&o.verifyContracts, "verify-contracts", false, "for make verify-docs: check that every lesson states each contract its checks rely on, and exit")
 	flag.BoolVar(&o.verifyLines, "verify-lines", false, "for make verify-docs: check that every file:line a lesson quotes from the kit's sources (main.go:231, foo_test.go:30, Makefile:45) still points at what it quotes, and exit")
+	flag.BoolVar(&o.verifyStacks, "verify-stacks", false, "for make verify-docs: check that every stack a lesson quotes (<!-- stack: NAME --> before a block of delve's stack output) is well formed and that its Japanese twin quotes it alike, and exit")
 	flag.BoolVar(&o.verifyLists, "verify-lists", false, "for make verify-docs: check that the lesson-path pages' lesson tables have one row per lesson file, and that every list of lessons a text of the kit writes out is marked with the set it lists and holds it, and exit")
 	flag.BoolVar(&o.readingPages, "reading-pages", false, "for hack/check-reading-paths.sh: print the lesson pages' sections whose tables quote upstream paths, and the pages whose text it checks, as the lesson files' reading fields say, and exit")
 	flag.BoolVar(&o.launchJSON, "launch-json", false, "for make generate: print .vscode/launch.json as the lesson files' debug entries make it, and exit")
@@ -103,6 +104,8 @@ func dispatch(o options) (int, error) {
 		return verifyLines(o.root, os.Stdout)
 	case o.verifyLists:
 		return verifyLists(o.root, os.Stdout)
+	case o.verifyStacks:
+		return verifyStacks(o.root, os.Stdout)
 	case o.readingPages:
 		return readingPages(o.root, os.Stdout)
 	case o.launchJSON, o.verifyLaunch:

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/controller-kit/controller-kit/test/kittest"
@@ -53,6 +55,9 @@ const (
 	referencePlugin = "FooReplicasLimit"
 	// pluginsFlag is the flag that turns admission plugins on.
 	pluginsFlag = "--enable-admission-plugins"
+	// takesOneOffLabel marks the Foos that the check's MutatingAdmissionPolicy
+	// (takeOneReplicaOff) lowers by one replica.
+	takesOneOffLabel = "controller-kit.dev/lesson6-takes-one-off"
 )
 
 var (
@@ -214,6 +219,105 @@ func TestExerciseAdmissionRunningAPIServerRefusesTheFoo(t *testing.T) {
 	if _, err := cs.AppsV1().Deployments(ns).Get(ctx, deployment.Name, metav1.GetOptions{}); err != nil {
 		t.Errorf("getting Deployment %s: %v; want it stored", deployment.Name, err)
 	}
+
+	// A Foo sent with 11 replicas that a MutatingAdmissionPolicy lowers to 10
+	// is admitted: a validating plugin judges the object as it will be stored.
+	// A plugin that refuses in the mutating phase (Admit) sees the 11 the
+	// client sent, as the mutating plugins of AllOrderedPlugins run before the
+	// policies, and refuses it. (The other way, a policy raising 10 to 11, could
+	// not tell the two apart: a policy that changes the object has the whole
+	// mutating chain run again, and Admit then sees the 11 too.)
+	policy := takeOneReplicaOff(t, cs, foos, ns)
+	lowered := kittest.NewFoo(ns, 3, maxReplicas+1)
+	lowered.SetLabels(map[string]string{takesOneOffLabel: "true"})
+	stored, err := foos.Create(ctx, lowered, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("the create of Foo %s with spec.replicas %d, labelled %s, which the MutatingAdmissionPolicy %s lowers to %d before validation, failed with %v; want it admitted: refuse in Validate, on the object as it will be stored, not in Admit, which the chain calls before the policy has run (a plugin that is an admission.MutationInterface is one)",
+			lowered.GetName(), maxReplicas+1, takesOneOffLabel, policy, maxReplicas, err)
+	}
+	if replicas, _, _ := unstructured.NestedInt64(stored.Object, "spec", "replicas"); replicas != maxReplicas {
+		t.Errorf("Foo %s, labelled %s, was stored with spec.replicas %d; want %d, lowered by the MutatingAdmissionPolicy %s", lowered.GetName(), takesOneOffLabel, replicas, maxReplicas, policy)
+	}
+}
+
+// takeOneReplicaOff creates a MutatingAdmissionPolicy, and its binding to
+// namespace, that takes one replica off each Foo labelled takesOneOffLabel
+// created there, waits until the API server applies it (a server-side dry-run
+// create through foos, which stores nothing, comes back lowered) and returns
+// its name. Both are deleted when the test ends. The policy plugin is on by
+// default (GA since 1.36), so no flag of the API server changes.
+func takeOneReplicaOff(t *testing.T, cs kubernetes.Interface, foos dynamic.ResourceInterface, namespace string) string {
+	t.Helper()
+	ctx := t.Context()
+	name := namespace + "-takes-one-off"
+	policies := cs.AdmissionregistrationV1().MutatingAdmissionPolicies()
+	policy := &admissionregistrationv1.MutatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+						Rule: admissionregistrationv1.Rule{
+							APIGroups:   []string{kittest.FooGVR.Group},
+							APIVersions: []string{kittest.FooGVR.Version},
+							Resources:   []string{kittest.FooGVR.Resource},
+						},
+					},
+				}},
+			},
+			FailurePolicy:      ptr.To(admissionregistrationv1.Fail),
+			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+			Mutations: []admissionregistrationv1.Mutation{{
+				PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{
+					Expression: "Object{spec: Object.spec{replicas: object.spec.replicas - 1}}",
+				},
+			}},
+		},
+	}
+	if _, err := policies.Create(ctx, policy, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating the MutatingAdmissionPolicy %s (admissionregistration.k8s.io/v1, served since 1.36): %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := policies.Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting the MutatingAdmissionPolicy %s: %v", name, err)
+		}
+	})
+	bindings := cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings()
+	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{
+			PolicyName: name,
+			MatchResources: &admissionregistrationv1.MatchResources{
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: namespace}},
+				ObjectSelector:    &metav1.LabelSelector{MatchLabels: map[string]string{takesOneOffLabel: "true"}},
+			},
+		},
+	}
+	if _, err := bindings.Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating the MutatingAdmissionPolicyBinding %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := bindings.Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting the MutatingAdmissionPolicyBinding %s: %v", name, err)
+		}
+	})
+	// The API server learns of the policy and its binding through a watch:
+	// until then a create passes unchanged. The probe asks for few enough
+	// replicas that any plugin admits it.
+	const probeReplicas = 5
+	probe := kittest.NewFoo(namespace, 99, probeReplicas)
+	probe.SetLabels(map[string]string{takesOneOffLabel: "true"})
+	kittest.Eventually(t, deadline, "the MutatingAdmissionPolicy "+name+" to lower a labelled Foo", func(ctx context.Context) (bool, error) {
+		got, err := foos.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return false, fmt.Errorf("the server-side dry-run create of Foo %s with spec.replicas %d: %w", probe.GetName(), probeReplicas, err)
+		}
+		replicas, _, _ := unstructured.NestedInt64(got.Object, "spec", "replicas")
+		return replicas == probeReplicas-1, nil
+	})
+	return name
 }
 
 // requireRefused fails the test unless err is the refusal of what: 403

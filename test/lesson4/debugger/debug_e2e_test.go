@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/controller-kit/controller-kit/test/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest/delve"
 )
 
 // deadline bounds every wait; make debug's own build and restart get longer.
@@ -118,20 +119,20 @@ func requireNoDebugger(t *testing.T, binary, port string) {
 	}
 }
 
-// requireStoppedAt waits until bp stops the program (waitForBreakpoint, within
+// requireStoppedAt waits until bp stops the program (WaitForBreakpoint, within
 // deadline), then fails the test unless the stopped goroutine's stack holds
 // chain, innermost first (requireChain), and expr evaluates there to the string
 // want (delve shows a string quoted; either form is accepted).
-func requireStoppedAt(t *testing.T, d *delve, stopped <-chan result, bp breakpoint, chain []string, expr, want string) {
+func requireStoppedAt(t *testing.T, d *delve.Client, stopped <-chan delve.Result, bp delve.Breakpoint, chain []string, expr, want string) {
 	t.Helper()
-	st := waitForBreakpoint(t, d, stopped, bp, deadline)
+	st := d.WaitForBreakpoint(t, stopped, bp, deadline)
 	gid := st.CurrentThread.GoroutineID
-	stack, err := d.stack(gid, 12)
+	stack, err := d.Stack(gid, 12)
 	if err != nil {
 		t.Fatal(err)
 	}
 	requireChain(t, stack, chain...)
-	got, err := d.eval(gid, expr)
+	got, err := d.Eval(gid, expr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,20 +164,20 @@ func TestDebuggerStopsTheDeploymentControllerAtItsSyncFunction(t *testing.T) {
 	// The namespace first: its ServiceAccount comes from this controller manager,
 	// which cannot make it while halted.
 	namespace := kittest.Namespace(t, cs, "debug-deployment")
-	d, err := dialDelve("127.0.0.1:" + port)
+	d, err := delve.Dial("127.0.0.1:" + port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.halt(); err != nil {
+	if err := d.Halt(); err != nil {
 		t.Fatal(err)
 	}
 	const name = "dbg"
 	key := namespace + "/" + name
-	bp, err := d.breakAt(syncDeployment, fmt.Sprintf("key == %q", key))
+	bp, err := d.Break(syncDeployment, fmt.Sprintf("key == %q", key))
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := d.continueUntilStop()
+	stopped := d.ContinueUntilStop()
 	ctx := context.Background()
 	if _, err := cs.AppsV1().Deployments(namespace).Create(ctx, newDeployment(namespace, name, 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -186,10 +187,10 @@ func TestDebuggerStopsTheDeploymentControllerAtItsSyncFunction(t *testing.T) {
 	if rss, err := cs.AppsV1().ReplicaSets(namespace).List(ctx, metav1.ListOptions{}); err != nil || len(rss.Items) != 0 {
 		t.Fatalf("while syncDeployment is paused, the namespace has ReplicaSets %v (err %v); want none", rss, err)
 	}
-	if err := d.clear(bp.ID); err != nil {
+	if err := d.Clear(bp.ID); err != nil {
 		t.Fatal(err)
 	}
-	d.detachRunning()
+	d.DetachRunning()
 	requireRolledOut(t, cs, namespace, name)
 
 	undebug()
@@ -255,19 +256,19 @@ func TestDebuggerStopsTheFooReconciler(t *testing.T) {
 	}
 
 	namespace := kittest.Namespace(t, cs, "debug-foo")
-	d, err := dialDelve("127.0.0.1:" + port)
+	d, err := delve.Dial("127.0.0.1:" + port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.halt(); err != nil {
+	if err := d.Halt(); err != nil {
 		t.Fatal(err)
 	}
 	foo := kittest.NewFoo(namespace, 1, 1)
-	bp, err := d.breakAt(fooReconcile, fmt.Sprintf("key.Namespace == %q && key.Name == %q", namespace, foo.GetName()))
+	bp, err := d.Break(fooReconcile, fmt.Sprintf("key.Namespace == %q && key.Name == %q", namespace, foo.GetName()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := d.continueUntilStop()
+	stopped := d.ContinueUntilStop()
 	dyn, err := dynamic.NewForConfig(kittest.Config(t))
 	if err != nil {
 		t.Fatal(err)
@@ -277,10 +278,10 @@ func TestDebuggerStopsTheFooReconciler(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireStoppedAt(t, d, stopped, bp, []string{".(*FooReconciler).Reconcile", ".processNextWorkItem", ".runWorker"}, "key.Name", foo.GetName())
-	if err := d.clear(bp.ID); err != nil {
+	if err := d.Clear(bp.ID); err != nil {
 		t.Fatal(err)
 	}
-	d.detachRunning()
+	d.DetachRunning()
 	kittest.Eventually(t, deadline, "the Foo's Deployment", func(ctx context.Context) (bool, error) {
 		dep, err := cs.AppsV1().Deployments(namespace).Get(ctx, foo.GetName(), metav1.GetOptions{})
 		if err != nil {

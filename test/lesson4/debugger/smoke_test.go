@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/controller-kit/controller-kit/test/kittest"
+	"github.com/controller-kit/controller-kit/test/kittest/delve"
 )
 
 // smokeProgram counts in a loop, slowly; the test stops it in count.
@@ -93,26 +94,26 @@ func TestSmokeDelveStopsADebugBuildAndTakesItDownWithIt(t *testing.T) {
 		t.Fatalf("delve on the smoke program: %v; its output:\n%s", err, out)
 	}
 
-	d, err := dialDelve(addr)
+	d, err := delve.Dial(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.halt(); err != nil {
+	if err := d.Halt(); err != nil {
 		t.Fatal(err)
 	}
 	// The program has been counting since delve started it: a condition that
 	// holds again and again, as a key comes back through a queue.
-	bp, err := d.breakAt("main.count", "n%5 == 4")
+	bp, err := d.Break("main.count", "n%5 == 4")
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := waitForBreakpoint(t, d, d.continueUntilStop(), bp, 30*time.Second)
-	stack, err := d.stack(st.CurrentThread.GoroutineID, 10)
+	st := d.WaitForBreakpoint(t, d.ContinueUntilStop(), bp, 30*time.Second)
+	stack, err := d.Stack(st.CurrentThread.GoroutineID, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	requireChain(t, stack, "main.count", "main.main")
-	n, err := d.eval(st.CurrentThread.GoroutineID, "n")
+	n, err := d.Eval(st.CurrentThread.GoroutineID, "n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,10 +121,10 @@ func TestSmokeDelveStopsADebugBuildAndTakesItDownWithIt(t *testing.T) {
 	if _, err := fmt.Sscan(n.Value, &value); err != nil || value%5 != 4 {
 		t.Fatalf("stopped with n = %q; the condition n%%5 == 4 says it cannot be", n.Value)
 	}
-	if err := d.clear(bp.ID); err != nil {
+	if err := d.Clear(bp.ID); err != nil {
 		t.Fatal(err)
 	}
-	d.detachRunning()
+	d.DetachRunning()
 
 	// kwokctl stops a component with SIGKILL to the pid it started: delve's.
 	// The program it debugged must not outlive it.
