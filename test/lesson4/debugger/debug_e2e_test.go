@@ -263,7 +263,7 @@ func TestDebuggerStopsTheFooReconciler(t *testing.T) {
 			t.Logf("make debug WHAT=sample-controller's output:\n%s", out)
 		}
 	})
-	if err := waitListening("127.0.0.1:"+port, buildDeadline, ended); err != nil {
+	if err := delve.WaitListening("127.0.0.1:"+port, buildDeadline, ended); err != nil {
 		t.Fatalf("make debug WHAT=sample-controller: %v", err)
 	}
 	state, err := readState(filepath.Join(kittest.RepoRoot(), "_output", "debug", "sample-controller.env"))
