@@ -125,7 +125,7 @@ func (c *Client) waitRunning(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		var out struct{ State *State }
-		if err := c.call("State", map[string]any{"NonBlocking": true}, &out, callTimeout); err != nil {
+		if err := c.call("State", map[string]any{"NonBlocking": true}, &out, max(time.Until(deadline), time.Second)); err != nil {
 			return err
 		}
 		if out.State != nil && out.State.Running {
@@ -155,11 +155,17 @@ func (c *Client) command(name string) (State, error) {
 	return out.State, nil
 }
 
+// startTimeout bounds the wait for the program to run: delve reads the
+// binary's debug information before its --continue starts it, which took over
+// a minute for csi-provisioner's debug build on 2 cores at a load average near
+// 50 (2026-12-07).
+const startTimeout = 10 * time.Minute
+
 // Halt stops the running program, so that breakpoints can be set: delve
 // changes them only while it is stopped. It first waits for the program to run
-// (delve's --continue starts it just after delve listens).
+// (delve's --continue starts it once delve has read the binary).
 func (c *Client) Halt() error {
-	if err := c.waitRunning(callTimeout); err != nil {
+	if err := c.waitRunning(startTimeout); err != nil {
 		return err
 	}
 	_, err := c.command("halt")

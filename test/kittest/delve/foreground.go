@@ -109,7 +109,7 @@ func Foreground(t testing.TB, what, lesson string, env ...string) *Client {
 			t.Logf("make debug WHAT=%s's output:\n%s", what, b)
 		}
 	})
-	if err := waitListening(addr, buildTimeout, ended); err != nil {
+	if err := WaitListening(addr, buildTimeout, ended); err != nil {
 		t.Fatalf("make debug WHAT=%s: %v (its output: %s)", what, err, logPath)
 	}
 	close(listening)
@@ -138,9 +138,10 @@ func copyUntil(r io.Reader, log, progress io.Writer, listening <-chan struct{}) 
 	_, _ = io.Copy(log, r)
 }
 
-// waitListening waits up to timeout for something to accept connections at
-// addr, or for ended to be closed (make debug has ended).
-func waitListening(addr string, timeout time.Duration, ended <-chan struct{}) error {
+// WaitListening waits up to timeout for something to accept connections at
+// addr (a delve starting), or for ended to be closed (what should listen there
+// has ended).
+func WaitListening(addr string, timeout time.Duration, ended <-chan struct{}) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
@@ -149,9 +150,9 @@ func waitListening(addr string, timeout time.Duration, ended <-chan struct{}) er
 		}
 		select {
 		case <-ended:
-			return fmt.Errorf("it ended before delve listened at %s", addr)
+			return fmt.Errorf("the process that should listen at %s has ended", addr)
 		case <-time.After(300 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("delve does not listen at %s after %s", addr, timeout)
+	return fmt.Errorf("nothing listens at %s after %s", addr, timeout)
 }

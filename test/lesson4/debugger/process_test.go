@@ -5,7 +5,6 @@ package debugger
 // files. The delve client itself is test/kittest/delve.
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -36,24 +35,6 @@ func requireChain(t *testing.T, stack []string, want ...string) {
 		t.Fatalf("the goroutine stopped at the breakpoint has the stack\n  %s\nwant its innermost frames to be\n  %s", strings.Join(stack, "\n  "), strings.Join(want, "\n  "))
 	}
 	t.Logf("stopped with the stack:\n  %s", strings.Join(stack, " <- "))
-}
-
-// waitListening waits up to timeout for something to accept connections at
-// addr, or for done to be closed (the process that should listen has ended).
-func waitListening(addr string, timeout time.Duration, done <-chan struct{}) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			conn.Close()
-			return nil
-		}
-		select {
-		case <-done:
-			return errors.New("the process that should listen there has ended")
-		case <-time.After(300 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("nothing listens at %s after %s", addr, timeout)
 }
 
 // listening reports whether something accepts connections at addr.

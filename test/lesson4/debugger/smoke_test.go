@@ -89,7 +89,7 @@ func TestSmokeDelveStopsADebugBuildAndTakesItDownWithIt(t *testing.T) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	if err := waitListening(addr, 60*time.Second, ended); err != nil {
+	if err := delve.WaitListening(addr, 60*time.Second, ended); err != nil {
 		out, _ := os.ReadFile(log.Name())
 		t.Fatalf("delve on the smoke program: %v; its output:\n%s", err, out)
 	}
