@@ -362,6 +362,9 @@ test-e2e-cluster: ## The cluster's own e2e checks (test/kittest): nodes, a Deplo
 
 # One rule for every lesson whose lesson.yaml says cluster: own (make help lists
 # them; hack/test-lesson.sh refuses the others).
+# Lesson 4's debugger test (make test-debug, a cluster of its own) re-takes the
+# stack its page quotes, so make test-lesson4 runs it first.
+test-lesson4: test-debug
 test-lesson%: ## Lesson %'s checks, all of them (every step its lesson.yaml has: its suite with the reference, the stub, each exercise's solution), on a fresh local cluster of its own; make test runs its smoke.
 	@hack/test-lesson.sh $*
 
