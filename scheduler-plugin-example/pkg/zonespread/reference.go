@@ -62,8 +62,10 @@ func (*ZoneSpread) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 
 // Score counts the Pods of the Pod's workload already on the node, those bound
 // and those the scheduler has assumed there but not bound yet (NodeInfo holds
-// both). A Pod of no workload scores 0 everywhere. NormalizeScore turns the
-// counts into scores, fewest Pods highest.
+// both). A Pod with a deletionTimestamp is not counted: it is going away (a
+// node drained, a rolling restart, a slow graceful shutdown), and counted it
+// would send its own replacement to another node. A Pod of no workload scores 0
+// everywhere. NormalizeScore turns the counts into scores, fewest Pods highest.
 func (*ZoneSpread) Score(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	workload := Workload(pod)
 	if workload == "" {
@@ -71,7 +73,7 @@ func (*ZoneSpread) Score(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nod
 	}
 	var siblings int64
 	for _, p := range nodeInfo.GetPods() {
-		if Workload(p.GetPod()) == workload {
+		if p.GetPod().DeletionTimestamp == nil && Workload(p.GetPod()) == workload {
 			siblings++
 		}
 	}
@@ -102,17 +104,29 @@ func (*ZoneSpread) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod
 }
 
 // EventsToRegister tells the scheduling queue which cluster events may make a
-// Pod this plugin rejected schedulable. Filter rejects a node only for its zone
-// label, so only a node added, or a node's labels changed, can help; and the
-// hint, isSchedulableAfterNodeChange, lets through only a node that now has the
-// zone the Pod asks for. Any other event (a Pod deleted, a node's taints or
-// allocatable changed) leaves the Pod where it is, in the unschedulable pool,
-// instead of costing a scheduling cycle that would fail the same way. A plugin
-// without this method is registered for every event: correct, but each event
-// moves every Pod it rejected back to be tried again.
+// Pod this plugin rejected schedulable: a change to what Filter reads, the
+// nodes' zone labels and the Pod's own zone annotation, and nothing else.
+//
+//   - A node added or relabelled (Node, Add|UpdateNodeLabel): the hint,
+//     isSchedulableAfterNodeChange, lets through only a node that now has the
+//     zone the Pod asks for.
+//   - The rejected Pod itself updated (TargetPod, Update): an annotation has no
+//     narrower Pod event, so an edit of it reaches the queue as the general
+//     Update, and the hint, isSchedulableAfterPodZoneChange, lets through only
+//     a change of the zone the Pod asks for (a typo fixed). TargetPod is the
+//     Pod the queue holds, not the other Pods of the cluster, whose annotations
+//     this Filter never reads.
+//
+// Any other event (a Pod deleted, a node's taints or allocatable changed)
+// leaves the Pod where it is, in the unschedulable pool, instead of costing a
+// scheduling cycle that would fail the same way. A plugin without this method
+// is registered for every event: correct, but each event moves every Pod it
+// rejected back to be tried again. A plugin that leaves out an event that can
+// help is wrong: the Pod waits for the queue's flush of the pool, 5 minutes.
 func (pl *ZoneSpread) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+		{Event: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.Update}, QueueingHintFn: pl.isSchedulableAfterPodZoneChange},
 	}, nil
 }
 
@@ -135,6 +149,26 @@ func (*ZoneSpread) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
 		return fwk.QueueSkip, nil
 	}
 	logger.V(4).Info("Node now in the zone the Pod asks for: trying the Pod again", "pod", klog.KObj(pod), "node", klog.KObj(node), "zone", zone)
+	return fwk.Queue, nil
+}
+
+// isSchedulableAfterPodZoneChange is the QueueingHintFn of the rejected Pod
+// updated: Queue when the update changed the zone it asks for (edited or taken
+// away), QueueSkip for any other change (a label, an owner, the scheduler's own
+// status write), which leaves Filter's answer as it was. The new zone may be
+// one no node has either: Filter, not the hint, says so, with a
+// FailedScheduling event naming it. An object that is no Pod is an error, taken
+// as Queue.
+func (*ZoneSpread) isSchedulableAfterPodZoneChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (fwk.QueueingHint, error) {
+	oldPod, okOld := oldObj.(*v1.Pod)
+	newPod, okNew := newObj.(*v1.Pod)
+	if !okOld || !okNew {
+		return fwk.Queue, fmt.Errorf("want two *v1.Pod, got %T and %T", oldObj, newObj)
+	}
+	if newPod.UID != pod.UID || RequestedZone(oldPod) == RequestedZone(newPod) {
+		return fwk.QueueSkip, nil
+	}
+	logger.V(4).Info("Pod now asks for another zone: trying it again", "pod", klog.KObj(pod), "oldZone", RequestedZone(oldPod), "zone", RequestedZone(newPod))
 	return fwk.Queue, nil
 }
 

@@ -2,9 +2,13 @@ package zonespread
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -101,6 +105,36 @@ func TestScoreSpreadsAWorkloadOverTheNodes(t *testing.T) {
 	}
 }
 
+// TestScoreCountsOnlyLivePods: a Pod with a deletionTimestamp is going away (a
+// drain, a rolling restart), so it does not count as one of the workload's on
+// its node; counted, the three replacements of three terminating Pods would
+// spread over every node and leave the workload 1/4/4, not 3/3/3.
+func TestScoreCountsOnlyLivePods(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	pl := &ZoneSpread{}
+	terminating := func(name string) *v1.Pod {
+		p := podOf(name, "rs-1", "")
+		p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		p.Finalizers = []string{"example.com/slow-shutdown"}
+		return p
+	}
+	nodes := []fwk.NodeInfo{
+		nodeInZone("drained", "", terminating("a"), terminating("b"), terminating("c")),
+		nodeInZone("two", "", podOf("d", "rs-1", ""), podOf("e", "rs-1", "")),
+		nodeInZone("three", "", podOf("f", "rs-1", ""), podOf("g", "rs-1", ""), podOf("h", "rs-1", "")),
+	}
+	want := map[string]int64{"drained": 0, "two": 2, "three": 3}
+	for _, n := range nodes {
+		score, status := pl.Score(ctx, nil, podOf("new", "rs-1", ""), n)
+		if !status.IsSuccess() {
+			t.Fatalf("Score on %s: %v", n.Node().Name, status.AsError())
+		}
+		if score != want[n.Node().Name] {
+			t.Errorf("Score on node %s: %d Pods of the workload, want %d (its Pods with a deletionTimestamp are going away and do not count)", n.Node().Name, score, want[n.Node().Name])
+		}
+	}
+}
+
 func TestScoreOfAPodWithoutWorkloadIsTheSameEverywhere(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	pl := &ZoneSpread{}
@@ -118,13 +152,91 @@ func TestScoreOfAPodWithoutWorkloadIsTheSameEverywhere(t *testing.T) {
 	}
 }
 
-func TestEventsToRegisterAreNodeAddAndLabelChange(t *testing.T) {
+func TestEventsToRegisterAreWhatFilterReads(t *testing.T) {
 	events, err := (&ZoneSpread{}).EventsToRegister(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) != 1 || events[0].Event.Resource != fwk.Node || events[0].Event.ActionType != fwk.Add|fwk.UpdateNodeLabel || events[0].QueueingHintFn == nil {
-		t.Fatalf("EventsToRegister: %+v, want one: Node Add|UpdateNodeLabel with a QueueingHintFn", events)
+	want := []fwk.ClusterEvent{
+		{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel},
+		{Resource: fwk.TargetPod, ActionType: fwk.Update},
+	}
+	var got []fwk.ClusterEvent
+	for _, e := range events {
+		if e.QueueingHintFn == nil {
+			t.Errorf("EventsToRegister: %v has no QueueingHintFn, so every such event would requeue the Pod", e.Event)
+		}
+		got = append(got, e.Event)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("EventsToRegister: %s, want %s: the nodes' zone labels and the rejected Pod's own zone annotation, the two things Filter reads", eventNames(got), eventNames(want))
+	}
+}
+
+// eventNames spells events out as Resource/Action|Action..., which
+// ClusterEvent's own Label does not for more than one ActionType.
+func eventNames(events []fwk.ClusterEvent) string {
+	var names []string
+	for _, e := range events {
+		var actions []string
+		for bit := fwk.ActionType(1); bit <= fwk.All; bit <<= 1 {
+			if e.ActionType&bit != 0 {
+				actions = append(actions, bit.String())
+			}
+		}
+		if e.ActionType == fwk.Update {
+			actions = []string{fwk.Update.String()}
+		}
+		names = append(names, string(e.Resource)+"/"+strings.Join(actions, "|"))
+	}
+	return "[" + strings.Join(names, ", ") + "]"
+}
+
+// TestAnAnnotationEditReachesTheQueueAsTargetPodUpdate holds the pinned
+// scheduler to what EventsToRegister relies on: an edit of the zone annotation
+// of an unscheduled Pod is, for the queue, an Update of the TargetPod (no
+// narrower Pod update matches an annotation), and it matches the registration.
+func TestAnAnnotationEditReachesTheQueueAsTargetPodUpdate(t *testing.T) {
+	old, edited := podOf("p", "", "zone-x"), podOf("p", "", "zone-a")
+	events := framework.PodSchedulingPropertiesChange(edited, old, true)
+	want := fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.Update}
+	if len(events) != 1 || events[0] != want {
+		t.Fatalf("the queue's events for an edited zone annotation: %s, want %s", eventNames(events), eventNames([]fwk.ClusterEvent{want}))
+	}
+	registered, _ := (&ZoneSpread{}).EventsToRegister(context.Background())
+	if !slices.ContainsFunc(registered, func(e fwk.ClusterEventWithHint) bool { return framework.MatchClusterEvents(e.Event, events[0]) }) {
+		t.Errorf("no event ZoneSpread registers matches %s: the edited Pod would wait for the queue's 5-minute flush", eventNames(events))
+	}
+}
+
+func TestQueueingHintQueuesOnlyWhenThePodsZoneChanged(t *testing.T) {
+	pod := podOf("p", "", "zone-x")
+	for _, tc := range []struct {
+		name     string
+		old, new any
+		want     fwk.QueueingHint
+	}{
+		{"zone edited", pod, podOf("p", "", "zone-a"), fwk.Queue},
+		{"zone taken away", pod, podOf("p", "", ""), fwk.Queue},
+		{"something else edited", pod, podOf("p", "rs-1", "zone-x"), fwk.QueueSkip},
+		{"another Pod's zone edited", podOf("other", "", "zone-x"), podOf("other", "", "zone-a"), fwk.QueueSkip},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logger, _ := ktesting.NewTestContext(t)
+			// The queue passes the rejected Pod as it is now, the edit applied.
+			now := pod
+			if p, ok := tc.new.(*v1.Pod); ok && p.UID == pod.UID {
+				now = p
+			}
+			got, err := (&ZoneSpread{}).isSchedulableAfterPodZoneChange(logger, now, tc.old, tc.new)
+			if err != nil || got != tc.want {
+				t.Errorf("hint: %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+	logger, _ := ktesting.NewTestContext(t)
+	if got, err := (&ZoneSpread{}).isSchedulableAfterPodZoneChange(logger, pod, pod, "not a pod"); err == nil || got != fwk.Queue {
+		t.Errorf("hint for an object that is no Pod: %v, %v; want Queue and an error, so no Pod is stranded", got, err)
 	}
 }
 

@@ -13,7 +13,9 @@ import (
 // through and a ScorePlugin that gives every node the same score, each logging
 // what the framework asks it (at -v=4). It never fails and never panics, so a
 // profile with it schedules Pods as if it were not there. Lesson 8's exercises
-// fill in Filter, then Score, then add EventsToRegister (EnqueueExtensions); the
+// fill in Filter, then Score (counting only the Pods without a
+// deletionTimestamp), then add EventsToRegister (EnqueueExtensions: the node
+// events and the rejected Pod's own update, each with a queueing hint); the
 // reference (ZoneSpread) is one answer.
 type Stub struct{}
 

@@ -26,11 +26,13 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/controller-kit/controller-kit/test/kittest"
 )
@@ -205,6 +207,47 @@ func podsOnNodes(t *testing.T, cs kubernetes.Interface, namespace string) map[st
 		count[p.Spec.NodeName]++
 	}
 	return count
+}
+
+// makeReplicaSet creates a ReplicaSet called name of replicas Pods for the
+// scheduler named namespace, asking for the zone of the same name.
+func makeReplicaSet(t *testing.T, cs kubernetes.Interface, namespace, name string, replicas int32) {
+	t.Helper()
+	labels := map[string]string{"app": name}
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{zoneAnnotation: namespace}},
+		Spec:       podSpec(namespace),
+	}
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec:       appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
+	}
+	if _, err := cs.AppsV1().ReplicaSets(namespace).Create(context.Background(), rs, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating ReplicaSet %s: %v", name, err)
+	}
+}
+
+// waitLivePodsBound waits until want live Pods of namespace (those without a
+// deletionTimestamp) are bound, and returns how many live Pods each node holds.
+func waitLivePodsBound(t *testing.T, cs kubernetes.Interface, namespace string, want int) map[string]int {
+	t.Helper()
+	var live map[string]int
+	kittest.Eventually(t, deadline, fmt.Sprintf("%d live Pods of namespace %s bound", want, namespace), func(ctx context.Context) (bool, error) {
+		pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		live = map[string]int{}
+		bound := 0
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil && p.Spec.NodeName != "" {
+				live[p.Spec.NodeName]++
+				bound++
+			}
+		}
+		return bound == want, nil
+	})
+	return live
 }
 
 // nodeNames returns n names of Nodes of the test's zone: zone-1, zone-2, ...

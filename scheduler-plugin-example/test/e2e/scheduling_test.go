@@ -10,10 +10,8 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/controller-kit/controller-kit/test/kittest"
 )
@@ -126,6 +124,39 @@ func TestRelabelledNodeSchedulesThePendingPod(t *testing.T) {
 	}
 }
 
+// TestEditedZoneSchedulesTheRejectedPod: a Pod rejected for a zone no node has
+// (a typo) is bound within seconds of its own zone annotation being edited to a
+// zone that has a node, long before the queue's periodic flush of
+// unschedulable Pods (5 minutes): the edit reaches the queue as an update of
+// the rejected Pod itself, which the plugin must register, since its Filter
+// reads the Pod's annotation as much as the nodes' labels.
+func TestEditedZoneSchedulesTheRejectedPod(t *testing.T) {
+	t.Parallel()
+	cs := kittest.Clientset(t)
+	ns := kittest.Namespace(t, cs, "zs-edit")
+	node := ns + "-1"
+	makeNode(t, cs, node, ns)
+	startScheduler(t, ns)
+	// The Pod tolerates every taint, so that ZoneSpread alone turns nodes away
+	// and only the events it registered can requeue the Pod (see
+	// TestUnrelatedNodeChangesLeaveThePendingPodAlone).
+	typo := ns + "-typo"
+	makePod(t, cs, ns, "typo", ns, typo, corev1.Toleration{Operator: corev1.TolerationOpExists})
+	if e := schedulingEvent(t, cs, ns, "typo", "FailedScheduling"); !strings.Contains(e.Note, "not in zone "+typo) {
+		t.Fatalf("FailedScheduling Event: %q, want it to say %q", e.Note, "not in zone "+typo)
+	}
+	if p, err := cs.CoreV1().Pods(ns).Get(context.Background(), "typo", metav1.GetOptions{}); err != nil || p.Spec.NodeName != "" {
+		t.Fatalf("Pod typo: %v, bound to %q; want it Pending before its zone is edited", err, p.Spec.NodeName)
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, zoneAnnotation, ns)
+	kittest.Kubectl(t, "patch", "pod", "typo", "-n", ns, "--type=merge", "-p", patch)
+	// Under the periodic flush: the Pod's own update, not the flush, must have
+	// moved it.
+	if got := waitBound(t, cs, ns, "typo", min(deadline, 2*time.Minute)); got != node {
+		t.Errorf("Pod typo is on %s, want %s, the node of the zone it now asks for", got, node)
+	}
+}
+
 // unrelatedChanges is how many times TestUnrelatedNodeChangesLeaveThePendingPodAlone
 // changes a node's label, and unrelatedPace the pause between two changes:
 // at least the scheduling queue's first backoffs (1 s, then 2 s), so that a
@@ -189,35 +220,71 @@ func TestWorkloadSpreadsEvenlyOverTheFittingNodes(t *testing.T) {
 	}
 	startScheduler(t, ns)
 	const replicas = 12
-	labels := map[string]string{"app": "spread"}
-	template := corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{zoneAnnotation: ns}},
-		Spec:       podSpec(ns),
-	}
-	rs := &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "spread", Namespace: ns},
-		Spec:       appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](replicas), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
-	}
-	if _, err := cs.AppsV1().ReplicaSets(ns).Create(context.Background(), rs, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	kittest.Eventually(t, deadline, fmt.Sprintf("%d Pods of ReplicaSet spread bound", replicas), func(ctx context.Context) (bool, error) {
-		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
-		bound := 0
-		for _, p := range pods.Items {
-			if p.Spec.NodeName != "" {
-				bound++
-			}
-		}
-		return bound == replicas, nil
-	})
-	count := podsOnNodes(t, cs, ns)
+	makeReplicaSet(t, cs, ns, "spread", replicas)
+	count := waitLivePodsBound(t, cs, ns, replicas)
 	for _, n := range fitting {
 		if count[n] != replicas/len(fitting) {
 			t.Errorf("Pods per node: %v, want %d on each of %v", count, replicas/len(fitting), fitting)
+			break
+		}
+	}
+}
+
+// slowShutdown is the finalizer TestReplacementsOfTerminatingPodsRestoreTheSpread
+// holds Pods Terminating with, as a long graceful shutdown would: kwok deletes a
+// Pod at once, but not one with a finalizer.
+const slowShutdown = "controller-kit.dev/e2e-slow-shutdown"
+
+// TestReplacementsOfTerminatingPodsRestoreTheSpread: the nine Pods of one
+// ReplicaSet lie three on each of three nodes; the three on one node are
+// deleted and stay Terminating (a drain, a rolling restart). Their
+// replacements go to that node, so the workload's live Pods are 3/3/3 again,
+// not 1/4/4: a Pod with a deletionTimestamp is going away, and Score does not
+// count it as present.
+func TestReplacementsOfTerminatingPodsRestoreTheSpread(t *testing.T) {
+	t.Parallel()
+	cs := kittest.Clientset(t)
+	ns := kittest.Namespace(t, cs, "zs-drain")
+	fitting := nodeNames(ns, 3)
+	for _, n := range fitting {
+		makeNode(t, cs, n, ns)
+	}
+	startScheduler(t, ns)
+	const replicas = 9
+	makeReplicaSet(t, cs, ns, "drain", replicas)
+	live := waitLivePodsBound(t, cs, ns, replicas)
+	for _, n := range fitting {
+		if live[n] != replicas/len(fitting) {
+			t.Fatalf("live Pods per node before the drain: %v, want %d on each of %v", live, replicas/len(fitting), fitting)
+		}
+	}
+	drained := fitting[0]
+	pods, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + drained})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := fmt.Sprintf(`{"metadata":{"finalizers":[%q]}}`, slowShutdown)
+	for _, p := range pods.Items {
+		kittest.Kubectl(t, "patch", "pod", p.Name, "-n", ns, "--type=merge", "-p", hold)
+		t.Cleanup(func() {
+			if _, err := kittest.KubectlE("patch", "pod", p.Name, "-n", ns, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`); err != nil {
+				t.Logf("cannot take finalizer %s off Pod %s: %v", slowShutdown, p.Name, err)
+			}
+		})
+		kittest.Kubectl(t, "delete", "pod", p.Name, "-n", ns, "--wait=false")
+	}
+	live = waitLivePodsBound(t, cs, ns, replicas)
+	terminating := podsOnNodes(t, cs, ns)
+	for n, c := range live {
+		terminating[n] -= c
+	}
+	if terminating[drained] != len(pods.Items) {
+		t.Fatalf("Pods Terminating on %s: %d, want the %d deleted, held by finalizer %s (else the check proves nothing)", drained, terminating[drained], len(pods.Items), slowShutdown)
+	}
+	for _, n := range fitting {
+		if live[n] != replicas/len(fitting) {
+			t.Errorf("live Pods per node after the Pods on %s were deleted and held Terminating: %v, want %d on each of %v: "+
+				"a Pod with a deletionTimestamp is going away and must not count as the workload's", drained, live, replicas/len(fitting), fitting)
 			break
 		}
 	}
