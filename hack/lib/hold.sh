@@ -135,9 +135,9 @@ kit_hold() {
 	exec {fd}>>"$KIT_HOLDS/$key.lock"
 	if ! flock -n "$mode" "$fd"; then
 		exec {fd}>&-
-		kit_error "$what is refused: another command holds what it needs ($key):"
+		kit_error "refused, and nothing was changed: another command holds what it needs ($key):"
 		kit_hold_describe "$key" >&2
-		echo "  Two at once would $why. Nothing was changed: stop the other first, then run $what again." >&2
+		echo "  Two at once would $why. Stop the other first, then run $what again." >&2
 		return "$KIT_HOLD_REFUSED"
 	fi
 	kit_hold_where >/dev/null
@@ -161,10 +161,12 @@ kit_hold_exec() {
 		shift
 	fi
 	local name=$1 what=$KIT_MAKE_PREFIX$2 why=$3
+	KIT_ME=${KIT_ME:-$2}
 	shift 3
 	[ "${1:-}" != -- ] || shift
 	kit_hold $shared "$name@" "$what" "$why" || exit "$KIT_HOLD_REFUSED"
-	[ $# -eq 0 ] || exec "$@"
+	[ $# -gt 0 ] || { rm -f "$KIT_HOLDS/$(kit_on_cluster "$name").$$.note"; return 0; }
+	exec "$@"
 }
 
 # kit_hold_handover KEY PID gives the note of this process's hold KEY to PID, a
