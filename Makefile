@@ -97,7 +97,7 @@ local-up: ## Start the Docker-free local cluster (real etcd/kube-apiserver/contr
 	@hack/cluster/local-up.sh
 
 .PHONY: local-down
-local-down: ## Stop and delete the local cluster.
+local-down: ## Stop and delete the local cluster, first ending (and naming) what the kit still runs against it: make run-*, make debug.
 	@hack/cluster/local-down.sh
 
 ##% KIND_NODE_IMAGE kind-up, test-kind: the node image: empty for kind's published one (else the kit's, when that cannot be pulled), kit for the kit's own (make kind-node-image), or an image name
@@ -114,7 +114,7 @@ docker-engine: ## Root, Debian-like machines without Docker only: install Debian
 	@hack/cluster/docker-engine.sh
 
 .PHONY: kind-down
-kind-down: ## Delete the kind cluster.
+kind-down: ## Delete the kind cluster, first ending (and naming) what the kit still runs against it.
 	@hack/cluster/kind-down.sh
 
 .PHONY: env
@@ -133,7 +133,7 @@ ensure-cluster: ## Use the cluster KUBECONFIG reaches, else start the local one.
 ##% ARGS run-*: extra flags for the controller, such as ARGS="-v=6 --workers=1"; kube-test*: more go test flags, such as ARGS="-v -count=1"
 ##% NAMESPACE run-workqueue: the namespace whose Pods it watches (default workqueue-example; NAMESPACE= watches every namespace)
 .PHONY: run-workqueue
-run-workqueue: ## Lesson 1: run the workqueue example against the cluster.
+run-workqueue: ## Lesson 1: run the workqueue example against the cluster (one per cluster: a second is refused, naming the first).
 	@$(MAKE) --no-print-directory -C workqueue-example run
 
 .PHONY: run-sample
@@ -176,11 +176,11 @@ check: ## Lesson N's checks against your Reconciler: make check LESSON=2 RECONCI
 	@"$(CHECK)" -ensure-cluster -timeout $(CHECK_TIMEOUT) -lesson "$(LESSON)" -reconciler "$(RECONCILER)" -exercise "$(EXERCISE)" -solution "$(SOLUTION)" -run "$(RUN)" $(if $(V),-v)
 
 .PHONY: run-csi
-run-csi: ## Lesson 7: run the CSI driver csi-driver-example with csi-provisioner and csi-attacher (built on first use) as their ServiceAccounts, logs side by side; apply the example claim and see it Bound.
+run-csi: ## Lesson 7: run the CSI driver csi-driver-example with csi-provisioner and csi-attacher (built on first use) as their ServiceAccounts, logs side by side; apply the example claim and see it Bound (one per cluster).
 	@$(MAKE) --no-print-directory -C csi-driver-example run
 
 .PHONY: run-scheduler
-run-scheduler: ## Lesson 8: apply kwok nodes in two zones and an example Deployment, run kube-scheduler with the ZoneSpread plugin as a second scheduler (V=10: every plugin's score per node).
+run-scheduler: ## Lesson 8: apply kwok nodes in two zones and an example Deployment, run kube-scheduler with the ZoneSpread plugin as a second scheduler (V=10: every plugin's score per node); a second copy on the cluster is refused, naming the first.
 	@$(MAKE) --no-print-directory -C scheduler-plugin-example run
 
 ##@ Kubernetes itself (lesson 4)
@@ -229,7 +229,7 @@ kube-test-integration: ## Upstream's integration tests of WHAT=./test/integratio
 	@hack/kube-src.sh test-integration $(WHAT)
 
 .PHONY: debug
-debug: ## Run WHAT=kube-controller-manager or kube-scheduler of the local cluster under delve on 127.0.0.1 (PORT=), or a replica of WHAT=kube-apiserver on the same etcd (lesson 6; prints its kubeconfig), or WHAT=sample-controller (or another tier's controller) or csi-provisioner (lesson 7, in make run-csi) under delve in the foreground; prints how to attach.
+debug: ## Run WHAT=kube-controller-manager or kube-scheduler of the local cluster under delve on 127.0.0.1 (PORT=), or a replica of WHAT=kube-apiserver on the same etcd (lesson 6; prints its kubeconfig), or WHAT=sample-controller (or another tier's controller) or csi-provisioner (lesson 7, in make run-csi) under delve in the foreground; prints how to attach. A port or controller another session holds is refused at once, naming it.
 	@PORT='$(PORT)' PKGS='$(PKGS)' hack/debug.sh debug $(WHAT)
 
 .PHONY: undebug
@@ -247,7 +247,7 @@ etcdctl: ## Build bin/etcdctl (etcd's client, the cluster's etcd release) and pr
 	@apiserver-example/hack/etcdctl.sh
 
 .PHONY: run-aggregated
-run-aggregated: ## Run k8s.io/sample-apiserver (built on first use) beside the local cluster on its etcd, registered with APIServices, so that kubectl get flunders goes through the aggregator; Ctrl-C stops it and removes the APIServices.
+run-aggregated: ## Run k8s.io/sample-apiserver (built on first use) beside the local cluster on its etcd, registered with APIServices, so that kubectl get flunders goes through the aggregator; Ctrl-C stops it and removes the APIServices (one per cluster).
 	@apiserver-example/hack/run-aggregated.sh
 
 ##@ CSI (lesson 7)

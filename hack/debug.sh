@@ -20,7 +20,10 @@
 #                                  start, one a line
 #
 # Exit codes: 0 done; 2 bad input or a failure, said on standard error; 3 (debug)
-# NAME is under the debugger already, in this cluster (where to attach is said);
+# NAME is under the debugger already, in this cluster (where to attach is said),
+# or another command holds delve's port or, for a process in the foreground,
+# what NAME's run holds on the cluster (hack/lib/hold.sh: named, with how to stop
+# it; nothing was changed);
 # 4 (debug, with KIT_DEBUG_CACHED=1) the debug build is not cached, and
 # KIT_DEBUG_CACHED=1 says not to make it (kube-src.sh debug-build).
 #
@@ -119,7 +122,7 @@ cmd_debug_component() {
 		echo "    attach: $DLV connect 127.0.0.1:$port --init ${DEBUG_DIR#"$KIT_ROOT"/}/$name.dlv-init (or your editor's attach configuration); leave it: ${KIT_MAKE_PREFIX}make undebug WHAT=$name" >&2
 		exit 3
 	fi
-	require_port_free
+	hold_port
 	local start=$SECONDS
 	"$KIT_ROOT/hack/build-bins.sh" dlv
 	local pkgs=${PKGS:-$D_PACKAGES} src
@@ -145,7 +148,9 @@ EOF
 		if [ "$src" = "$KUBE_SRC" ]; then echo "SOURCE=copy"; else echo "SOURCE=module"; fi
 	} >"$state"
 	kit_log "running $name under delve in the cluster $KIT_CLUSTER${D_ARGS:+ (with $D_ARGS while debugged)}"
-	if ! kit_component use "$name" "$wrapper"; then
+	# The component does not keep the port's hold: once it runs, delve listening
+	# on the port is what refuses another make debug (require_port_free).
+	if ! (kit_hold_close && kit_component use "$name" "$wrapper"); then
 		# kit-component has put the old binary back; no debuggee may outlive it.
 		kill_debuggee "$binary"
 		rm -f "$state"
@@ -163,7 +168,8 @@ cmd_debug_controller() {
 	if [ -f "$state" ] && [ -n "$(pids_of "$binary")" ]; then
 		kit_die "$name is already under the debugger: delve listening at 127.0.0.1:$(state_get "$state" PORT) (in the terminal that ran make debug WHAT=$name; Ctrl-C there ends it)"
 	fi
-	require_port_free
+	hold_port
+	hold_run "$tier"
 	"$KIT_ROOT/hack/build-bins.sh" dlv
 	mkdir -p "$KIT_OUT/debug/bin"
 	local start=$SECONDS

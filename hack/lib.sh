@@ -14,6 +14,8 @@
 #   lib/log.sh      progress lines, the heartbeat of a long build, errors
 #   lib/cluster.sh  the kit cluster's names and paths, kubectl and kit-component on it,
 #                   a kubeconfig that impersonates a user
+#   lib/hold.sh     one copy of a foreground command per thing it holds (a scheduler's
+#                   profile on a cluster, delve's port), refusing a second, naming the first
 #   lib/kube.sh     the pinned Kubernetes: its version, its components, the version ldflags
 #   lib/lists.sh    the tiers (read from the lesson files), the Go modules (go.work and
 #                   the go.mod files outside it), a name checked against a list
@@ -38,6 +40,7 @@ KIT_OUT="$KIT_ROOT/_output"
 
 source "$KIT_ROOT/hack/lib/log.sh"
 source "$KIT_ROOT/hack/lib/cluster.sh"
+source "$KIT_ROOT/hack/lib/hold.sh"
 source "$KIT_ROOT/hack/lib/kube.sh"
 source "$KIT_ROOT/hack/lib/lists.sh"
 source "$KIT_ROOT/hack/lib/passes.sh"

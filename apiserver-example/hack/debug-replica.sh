@@ -62,7 +62,7 @@ debug_replica() {
 		echo "    kubeconfig: $(state_get "$state" KUBECONFIG); leave it: ${KIT_MAKE_PREFIX}make undebug WHAT=$name" >&2
 		exit 3
 	fi
-	require_port_free
+	hold_port
 	local start=$SECONDS
 	local pkgs=${PKGS:-} src serve
 	src=$(source_dir)
@@ -105,7 +105,8 @@ debug_replica() {
 	"$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" config set-cluster "$cluster" --server="https://127.0.0.1:$serve" >/dev/null
 	kit_log "starting a replica of $name under delve on the cluster's etcd (API on 127.0.0.1:$serve, log ${log#"$KIT_ROOT"/})"
 	# In a session of its own, so it outlives make and the terminal's Ctrl-C;
-	# without the cluster's lock (fd 8).
+	# without the cluster's lock (fd 8), but with the hold on delve's port, which
+	# it keeps while it runs (kit_hold_handover, below).
 	setsid "$KIT_ROOT/hack/debug.sh" delve "$PORT" "$binary" "${args[@]}" >"$log" 2>&1 </dev/null 8>&- &
 	local pid=$!
 	{
@@ -128,6 +129,7 @@ debug_replica() {
 			break
 		fi
 		if listening "$PORT" && "$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" --request-timeout=3s get --raw /readyz >/dev/null 2>&1; then
+			kit_hold_handover "port-$PORT" "$pid"
 			kit_log "the replica answers /readyz under delve, $((SECONDS - start)) s after make debug started"
 			echo "delve listening at 127.0.0.1:$PORT"
 			echo "kubeconfig: $kubeconfig"

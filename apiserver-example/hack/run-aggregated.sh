@@ -30,7 +30,8 @@
 #
 # Exit status: 0 stopped by Ctrl-C; 1 the server failed to start or exited (its
 # log's last lines shown); 2 no local cluster, or one made without the
-# --requestheader-* flags; 3 make run-aggregated already runs for the cluster.
+# --requestheader-* flags; 3 make run-aggregated already runs for the cluster
+# (named, with how to stop it; nothing was changed).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib.sh"
 KIT_ME="make run-aggregated"
@@ -59,11 +60,13 @@ state_get() { sed -n "s/^$1=//p" "$state" 2>/dev/null | head -n1; }
 etcd=$(sed -n 's|^ *"etcdEndpoint": "\(.*\)",\{0,1\}$|\1|p' "$KIT_CLUSTER_INFO")
 [ -n "$etcd" ] || kit_die "$KIT_CLUSTER_INFO names no etcdEndpoint: run ${KIT_MAKE_PREFIX}make local-up once more (it rewrites the file and leaves the running cluster as it is)"
 
+# One copy per cluster (hack/lib/hold.sh), held by this script alone: its
+# server is started without it, so a run killed -9 leaves the hold free and
+# the next run cleans up after it.
+kit_hold sample-apiserver@ "${KIT_MAKE_PREFIX}make run-aggregated" \
+	"register the same APIServices, each pointing them at its own server, and delete them when either stops" ||
+	exit "$KIT_HOLD_REFUSED"
 if [ -f "$state" ]; then
-	if alive "$(state_get SCRIPT)"; then
-		kit_error "already running for the cluster $KIT_CLUSTER (pid $(state_get SCRIPT), server on 127.0.0.1:$(state_get PORT)); Ctrl-C in its terminal stops it"
-		exit 3
-	fi
 	# This script was killed without its cleanup: its APIServices and its
 	# server may be left.
 	kit_log "removing what a killed make run-aggregated left: its APIServices, its server (pid $(state_get PID))"
@@ -139,13 +142,14 @@ kit_kubectl apply -f "$manifest" >/dev/null
 
 kit_log "starting sample-apiserver on 127.0.0.1:$port (etcd $etcd, prefix /registry/wardle.example.com; log ${log#"$KIT_ROOT"/})"
 # In a session of its own: Ctrl-C reaches this script alone, which removes the
-# APIServices before it stops the server. Without the cluster's lock (fd 8).
-setsid "$KIT_BIN/sample-apiserver" \
+# APIServices before it stops the server. Without the cluster's lock (fd 8) or
+# this script's hold.
+(kit_hold_close && exec setsid "$KIT_BIN/sample-apiserver" \
 	--etcd-servers="$etcd" --etcd-prefix=/registry/wardle.example.com \
 	--bind-address=127.0.0.1 --secure-port="$port" --cert-dir="$dir/certs" \
 	--kubeconfig="$dir/kubeconfig" \
 	--authentication-kubeconfig="$dir/kubeconfig" --authorization-kubeconfig="$dir/kubeconfig" \
-	--audit-policy-file="$dir/audit-policy.yaml" --audit-log-path="$audit" \
+	--audit-policy-file="$dir/audit-policy.yaml" --audit-log-path="$audit") \
 	>"$log" 2>&1 </dev/null 8>&- &
 pid=$!
 printf 'PID=%s\nSCRIPT=%s\nPORT=%s\n' "$pid" "$$" "$port" >"$state"

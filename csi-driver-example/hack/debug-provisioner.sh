@@ -28,7 +28,8 @@ debug_sidecar() {
 	if [ -f "$state" ] && [ -n "$(pids_of "$binary")" ]; then
 		kit_die "$name is already under the debugger: delve listening at 127.0.0.1:$(state_get "$state" PORT) (in the terminal that ran make debug WHAT=$name; Ctrl-C there ends it)"
 	fi
-	require_port_free
+	hold_port
+	hold_run csi-driver-example
 	pkg=$(sidecar_pkg "$name") || kit_die "hack/csi/go.mod lists no tool whose package ends in /$name"
 	"$KIT_ROOT/hack/build-bins.sh" dlv
 	mkdir -p "$KIT_OUT/debug/bin"

@@ -33,6 +33,10 @@
 # driver's default, reference), V (the log verbosity of all three, -v; default
 # 5, where the sidecars log each gRPC call with its request and response), ARGS
 # (more flags for the driver), KUBECONFIG.
+#
+# Exit status: the first of the three to exit's; 3 make run-csi (or make debug
+# of the driver or of csi-provisioner) already runs against the cluster, which it
+# names, and nothing was changed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib.sh"
 
@@ -47,6 +51,10 @@ out="$KIT_OUT/csi/$KIT_CLUSTER"
 socket="$out/csi.sock"
 claim="default/example-claim"
 [ -x "$bin" ] || kit_die "$bin is not built; run make run-csi from the repository root (it builds it first)"
+# One copy per cluster, before anything is built or written (hack/lib/hold.sh).
+kit_hold csi-driver-example@ "${KIT_MAKE_PREFIX}make run-csi" \
+	"serve one socket and answer the same claims, each provisioner creating a volume for the same claim" ||
+	exit "$KIT_HOLD_REFUSED"
 mkdir -p "$out/state"
 # A unix socket's path has at most 107 bytes (sun_path); a clone deep in the
 # file system would pass that, so the socket then lives in the temporary folder,

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # local-down.sh deletes the kit's local cluster: every component process is stopped
 # and its state under _output/kwok removed, with the cluster's file that local-up.sh
-# wrote ($KIT_CLUSTER_INFO). Idempotent.
+# wrote ($KIT_CLUSTER_INFO). Idempotent. First it ends what the kit still runs
+# against the cluster (make run-*, make debug's foreground copies and replica:
+# hack/lib/hold.sh's kit_hold_end), naming each, so that none is left failing
+# against a cluster that is gone, and each cleans up while the cluster is still there.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+kit_hold_end "kwok-$KIT_CLUSTER"
 
 # The file goes first: from here on, no program may take the cluster for running.
 rm -f "$KIT_CLUSTER_INFO"

@@ -24,6 +24,9 @@ trap 'exit 1' ERR
 # One local-up of a cluster at a time: a second one says which command is at it
 # and exits 1 at once, changing nothing.
 kit_cluster_lock "${KIT_MAKE_PREFIX}make local-up" || exit 1
+# A command that holds something (make debug's make run, which may start the
+# cluster; hack/lib/hold.sh) must not pass its holds to the cluster's components.
+kit_hold_close
 
 # Prints what it builds (a cold build takes 10-15 minutes on 2 cores); silent when all is there.
 "$KIT_ROOT/hack/build-bins.sh" cluster

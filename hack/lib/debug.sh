@@ -43,6 +43,30 @@ require_port_free() {
 	kit_die "port 127.0.0.1:$PORT is in use${who:+ (by $who)}; choose another, such as: ${KIT_MAKE_PREFIX}make debug WHAT=$NAME PORT=$((PORT + 10)) (and attach to that port)"
 }
 
+# hold_port holds delve's port for make debug WHAT=$NAME (hack/lib/hold.sh; the
+# port is the machine's, whichever cluster NAME runs in) from before its build
+# until delve listens, or for as long as what it starts keeps the hold; a second
+# make debug on the port, for this cluster or another, is refused at once
+# (exit 3), naming the first. Then the port must be free (require_port_free).
+hold_port() {
+	kit_hold "port-$PORT" "${KIT_MAKE_PREFIX}make debug WHAT=$NAME" \
+		"both start delve on 127.0.0.1:$PORT, and the second's would fail to listen" \
+		"${KIT_MAKE_PREFIX}make undebug WHAT=$NAME (or Ctrl-C in its terminal, for one in the foreground)" ||
+		exit "$KIT_HOLD_REFUSED"
+	require_port_free
+}
+
+# hold_run TIER WHAT holds what TIER's make run holds on the cluster (its key,
+# TIER, alone: the debug copy runs without leader election), so that a make run
+# of TIER, or another make debug of it, refuses while this one runs, and this one
+# refuses at once, before its build, while one of those runs. WHAT is the make
+# command that runs TIER, as a user knows it.
+hold_run() {
+	kit_hold "$1@" "${KIT_MAKE_PREFIX}make debug WHAT=$NAME" \
+		"run $1 twice on one cluster (the copy under delve takes no Lease), each acting on what the other acts on" ||
+		exit "$KIT_HOLD_REFUSED"
+}
+
 # state_get FILE KEY prints KEY's value from a state file.
 state_get() { sed -n "s/^$2=//p" "$1" | head -n1; }
 

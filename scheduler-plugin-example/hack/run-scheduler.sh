@@ -18,6 +18,10 @@
 # or stub; empty: the binary's default, reference), V (the log verbosity, -v;
 # default 2, the Pods bound; 10 adds each plugin's score for each node), ARGS
 # (more flags), KUBECONFIG.
+#
+# Exit status: the scheduler's; 3 make run-scheduler (or make debug
+# WHAT=scheduler-plugin-example) already runs against the cluster, which it
+# names, and nothing was changed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../hack/lib.sh"
 
@@ -26,8 +30,13 @@ bin="$module/bin/scheduler-plugin-example"
 controller=${CONTROLLER:-$bin}
 kubeconfig=${KUBECONFIG:-$KIT_KUBECONFIG}
 out="$KIT_OUT/scheduler-plugin-example"
-mkdir -p "$out"
 [ -x "$bin" ] || kit_die "$bin is not built; run make run-scheduler from the repository root (it builds it first)"
+# One copy per cluster, before anything is written (hack/lib/hold.sh): a second
+# scheduler of the same profile takes the same Pods.
+kit_hold scheduler-plugin-example@ "${KIT_MAKE_PREFIX}make run-scheduler" \
+	"schedule the same Pods (profile scheduler-plugin-example), each with a cache that holds only the Pods it placed itself: bindings refused and a spread neither chose" ||
+	exit "$KIT_HOLD_REFUSED"
+mkdir -p "$out"
 
 kit_impersonating_kubeconfig "$kubeconfig" system:kube-scheduler "$out/kubeconfig"
 {

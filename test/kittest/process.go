@@ -20,6 +20,7 @@ type Process struct {
 	Name string
 
 	cmd     *exec.Cmd
+	group   bool // signals go to its process group (StartTarget)
 	logPath string
 	done    chan struct{}
 	mu      sync.Mutex
@@ -85,11 +86,17 @@ func (p *Process) Logs() string {
 	return string(b)
 }
 
-// Signal sends sig to the process; it is a no-op once the process has exited.
+// Signal sends sig to the process (to its process group, for one StartTarget
+// started); it is a no-op once the process has exited.
 func (p *Process) Signal(sig os.Signal) {
-	if !p.Exited() {
-		_ = p.cmd.Process.Signal(sig)
+	if p.Exited() {
+		return
 	}
+	if s, ok := sig.(syscall.Signal); ok && p.group {
+		_ = syscall.Kill(-p.cmd.Process.Pid, s)
+		return
+	}
+	_ = p.cmd.Process.Signal(sig)
 }
 
 // Exited reports whether the process has exited.
