@@ -21,6 +21,9 @@ type Process struct {
 
 	cmd     *exec.Cmd
 	logPath string
+	// group is set for a process that leads a process group of its own
+	// (StartRunTarget): signals go to the whole group.
+	group   bool
 	done    chan struct{}
 	mu      sync.Mutex
 	waitErr error
@@ -96,9 +99,14 @@ func (p *Process) Logs() string {
 
 // Signal sends sig to the process; it is a no-op once the process has exited.
 func (p *Process) Signal(sig os.Signal) {
-	if !p.Exited() {
-		_ = p.cmd.Process.Signal(sig)
+	if p.Exited() {
+		return
 	}
+	if s, ok := sig.(syscall.Signal); ok && p.group {
+		_ = syscall.Kill(-p.cmd.Process.Pid, s)
+		return
+	}
+	_ = p.cmd.Process.Signal(sig)
 }
 
 // Exited reports whether the process has exited.
