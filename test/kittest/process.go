@@ -48,12 +48,24 @@ func Start(name, logPath, bin string, args ...string) (*Process, error) {
 	if kubeconfig := kubeconfigArg(args); kubeconfig != "" {
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	}
+	p, err := startLogged(name, cmd, logFile, false)
+	if err != nil {
+		return nil, fmt.Errorf("cannot start %s (%s): %w", name, bin, err)
+	}
+	return p, nil
+}
+
+// startLogged starts cmd, its standard output and error written to logFile,
+// which it closes once the process has exited (or could not start), and
+// returns it as the Process called name; group says that cmd leads a process
+// group of its own, which signals then reach as a whole.
+func startLogged(name string, cmd *exec.Cmd, logFile *os.File, group bool) (*Process, error) {
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
-		return nil, fmt.Errorf("cannot start %s (%s): %w", name, bin, err)
+		return nil, err
 	}
-	p := &Process{Name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	p := &Process{Name: name, cmd: cmd, logPath: logFile.Name(), done: make(chan struct{}), group: group}
 	go func() {
 		err := cmd.Wait()
 		_ = logFile.Close()

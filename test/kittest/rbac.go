@@ -221,3 +221,15 @@ func WaitRefused(t testing.TB, timeout time.Duration, since time.Time, a Access,
 		})
 	return refusal
 }
+
+// WrittenBy returns the user of the first write at or after since that match
+// accepts, as the local cluster's audit log records it (see Writes), or
+// otherwise when there is none: what a check says when a program did what its
+// role no longer lets it do, and the audit log names who did.
+func WrittenBy(t testing.TB, since time.Time, match func(AuditEntry) bool, otherwise string) string {
+	t.Helper()
+	if writes := Writes(t, since, match); len(writes) > 0 {
+		return writes[0].User
+	}
+	return otherwise
+}

@@ -33,21 +33,11 @@ func StartRunTarget(t testing.TB, target string, env ...string) *Process {
 	}
 	cmd := exec.Command("make", "--no-print-directory", "-C", RepoRoot(), target)
 	cmd.Env = append(append(os.Environ(), ClusterEnv+"="+info.Name), env...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
+	p, err := startLogged("make "+target, cmd, logFile, true)
+	if err != nil {
 		t.Fatalf("cannot start make %s: %v", target, err)
 	}
-	p := &Process{Name: "make " + target, cmd: cmd, logPath: logPath, done: make(chan struct{}), group: true}
-	go func() {
-		err := cmd.Wait()
-		_ = logFile.Close()
-		p.mu.Lock()
-		p.waitErr = err
-		p.mu.Unlock()
-		close(p.done)
-	}()
 	t.Logf("started make %s %s (log: %s)", target, strings.Join(env, " "), logPath)
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -76,12 +76,9 @@ func TestRunCSIsProvisionerActsAsItsServiceAccount(t *testing.T) {
 // after since, as the cluster's audit log says.
 func creatorOf(t *testing.T, since time.Time, name string) string {
 	t.Helper()
-	for _, e := range kittest.Writes(t, since, func(e kittest.AuditEntry) bool {
+	return kittest.WrittenBy(t, since, func(e kittest.AuditEntry) bool {
 		return e.Verb == "create" && e.Resource == "persistentvolumes" && e.Name == name && e.Code == 201
-	}) {
-		return e.User
-	}
-	return "a user the audit log does not name"
+	}, "a user the audit log does not name")
 }
 
 // releaseClaim deletes the claim called name in d's namespace, if it is there,

@@ -103,10 +103,7 @@ func TestRunSchedulerActsAsTheClusterSchedulersUser(t *testing.T) {
 // the cluster's audit log says.
 func binderOf(t *testing.T, since time.Time, namespace string) string {
 	t.Helper()
-	for _, e := range kittest.Writes(t, since, func(e kittest.AuditEntry) bool {
+	return kittest.WrittenBy(t, since, func(e kittest.AuditEntry) bool {
 		return e.Resource == "pods" && e.Subresource == "binding" && e.Namespace == namespace && e.Code == 201
-	}) {
-		return e.User
-	}
-	return "a user the audit log does not name"
+	}, "a user the audit log does not name")
 }
