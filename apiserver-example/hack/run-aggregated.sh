@@ -124,7 +124,9 @@ mkdir -p "$dir"
 # The server's kubeconfig: the cluster's, impersonating its ServiceAccount (as
 # run-scheduler.sh does), for its three clients: the core API (--kubeconfig),
 # TokenReviews (--authentication-kubeconfig), SubjectAccessReviews
-# (--authorization-kubeconfig).
+# (--authorization-kubeconfig). Its environment's KUBECONFIG names the same
+# file, so that no client of it that reads the variable instead of its flag
+# acts as the cluster's admin.
 kit_impersonating_kubeconfig "$KIT_KUBECONFIG" system:serviceaccount:wardle:apiserver "$dir/kubeconfig"
 cat >"$dir/audit-policy.yaml" <<'EOF'
 apiVersion: audit.k8s.io/v1
@@ -143,8 +145,9 @@ kit_kubectl apply -f "$manifest" >/dev/null
 kit_log "starting sample-apiserver on 127.0.0.1:$port (etcd $etcd, prefix /registry/wardle.example.com; log ${log#"$KIT_ROOT"/})"
 # In a session of its own: Ctrl-C reaches this script alone, which removes the
 # APIServices before it stops the server. Without the cluster's lock (fd 8) or
-# this script's hold.
-(kit_hold_close && exec setsid "$KIT_BIN/sample-apiserver" \
+# this script's hold; its environment's KUBECONFIG is its own kubeconfig too, so
+# it acts as its identity whichever of flag and variable it reads.
+(kit_hold_close && KUBECONFIG="$dir/kubeconfig" exec setsid "$KIT_BIN/sample-apiserver" \
 	--etcd-servers="$etcd" --etcd-prefix=/registry/wardle.example.com \
 	--bind-address=127.0.0.1 --secure-port="$port" --cert-dir="$dir/certs" \
 	--kubeconfig="$dir/kubeconfig" \

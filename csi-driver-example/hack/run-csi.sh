@@ -12,7 +12,11 @@
 # ServiceAccounts and RBAC, the CSIDriver, the StorageClass) and writes a
 # kubeconfig for each sidecar that impersonates its ServiceAccount (the
 # kubeconfig's "as:", what kubectl --as sets), so each runs with exactly the
-# RBAC the kit ships for it.
+# RBAC the kit ships for it. Each sidecar gets that file both ways a program
+# may read a kubeconfig, its --kubeconfig flag and the KUBECONFIG variable of
+# its environment: csi-provisioner v6.4.0 takes the variable over the flag
+# (cmd/csi-provisioner/csi-provisioner.go:171), and with the caller's KUBECONFIG
+# it would act as the cluster's admin.
 #
 # The driver listens on a unix socket, the sidecars dial it (--csi-address),
 # as they would share it in a Pod on a node. A socket file left by a driver
@@ -159,9 +163,14 @@ fi
 # would lose its Lease and exit (so the RBAC has no Lease rules either).
 # -v=5 is where csi-lib-utils logs each gRPC call, its request and response.
 sidecar_flags=(--csi-address="$socket" --leader-election=false --v="$verbosity")
+# Each sidecar's environment names its own kubeconfig too (KUBECONFIG, which
+# csi-provisioner reads before its flag), so it acts as its ServiceAccount
+# whichever of the two it reads.
 # shellcheck disable=SC2086 # PROVISIONER is a command and its arguments: split on purpose
-start provisioner $provisioner --kubeconfig="$out/provisioner.kubeconfig" "${sidecar_flags[@]}"
-start attacher "$KIT_BIN/csi-attacher" --kubeconfig="$out/attacher.kubeconfig" "${sidecar_flags[@]}"
+start provisioner env KUBECONFIG="$out/provisioner.kubeconfig" \
+	$provisioner --kubeconfig="$out/provisioner.kubeconfig" "${sidecar_flags[@]}"
+start attacher env KUBECONFIG="$out/attacher.kubeconfig" \
+	"$KIT_BIN/csi-attacher" --kubeconfig="$out/attacher.kubeconfig" "${sidecar_flags[@]}"
 
 kit_log "applying the example claim $claim (csi-driver-example/config/examples/pvc.yaml)"
 "$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" apply --server-side -f "$config/examples/pvc.yaml" | sed 's/^/    /'

@@ -87,6 +87,10 @@ kit_kubectl() { "$KIT_BIN/kubectl" --kubeconfig "$KIT_KUBECONFIG" "$@"; }
 # (system:serviceaccount:NAMESPACE:NAME) the API server adds its groups itself.
 # --minify keeps the current context's one user, whom "as:" then impersonates;
 # --flatten inlines its files. It fails when that context has no user.
+# Start the program with FILE both as its --kubeconfig (or its configuration's
+# kubeconfig) and as the KUBECONFIG of its environment: some programs read the
+# variable before their flag (csi-provisioner v6.4.0 does), and the caller's
+# KUBECONFIG would have them act as the caller.
 kit_impersonating_kubeconfig() {
 	local from=$1 user=$2 file=$3
 	"$KIT_BIN/kubectl" --kubeconfig "$from" config view --raw --minify --flatten |

@@ -10,8 +10,10 @@
 # reconciler-known ran) reads scheduler-plugin-example/config/scheduler-config.yaml
 # plus one line, clientConnection.kubeconfig: a kubeconfig that impersonates
 # system:kube-scheduler, the user the cluster's own scheduler is, so it runs
-# with exactly that scheduler's RBAC. --secure-port=0: no HTTPS endpoint (its
-# health and metrics), which would need delegated authentication.
+# with exactly that scheduler's RBAC. Its environment's KUBECONFIG names the
+# same file, so that nothing in it that reads the variable instead (as
+# csi-provisioner does) acts as the caller. --secure-port=0: no HTTPS endpoint
+# (its health and metrics), which would need delegated authentication.
 #
 # Environment: CONTROLLER (the command that runs the scheduler: the module's
 # binary, or hack/debug.sh's delve and its debug build), RECONCILER (reference
@@ -56,5 +58,5 @@ cat <<MSG
      kubectl delete -f scheduler-plugin-example/config/examples/deployment.yaml   # from the repository root, when done
 MSG
 # shellcheck disable=SC2086 # CONTROLLER is a command and its arguments, ARGS are flags: split on purpose
-exec $controller --config="$out/scheduler-config.yaml" --secure-port=0 \
+KUBECONFIG="$out/kubeconfig" exec $controller --config="$out/scheduler-config.yaml" --secure-port=0 \
 	${RECONCILER:+--reconciler="$RECONCILER"} -v="${V:-2}" ${ARGS:-}

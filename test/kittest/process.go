@@ -20,8 +20,10 @@ type Process struct {
 	Name string
 
 	cmd     *exec.Cmd
-	group   bool // signals go to its process group (StartTarget)
 	logPath string
+	// group is set for a process that leads a process group of its own
+	// (StartTarget): signals go to the whole group.
+	group   bool
 	done    chan struct{}
 	mu      sync.Mutex
 	waitErr error
@@ -31,18 +33,39 @@ type Process struct {
 // error written to a new file at logPath. It is StartProcess without a test: the
 // caller stops the process (Stop) when it is done with it. The error says whether
 // the log file or the process could not be created.
+//
+// The process inherits the test's environment, except that when args give it a
+// kubeconfig (--kubeconfig=PATH), its KUBECONFIG names that file too: a program
+// that reads the variable before its flag (csi-provisioner v6.4.0 does) would
+// otherwise act as the test's own user, the cluster's admin, instead of the
+// ServiceAccount its kubeconfig impersonates (ImpersonatingKubeconfig).
 func Start(name, logPath, bin string, args ...string) (*Process, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the log file of %s: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...)
+	if kubeconfig := kubeconfigArg(args); kubeconfig != "" {
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	}
+	p, err := startLogged(name, cmd, logFile, false)
+	if err != nil {
+		return nil, fmt.Errorf("cannot start %s (%s): %w", name, bin, err)
+	}
+	return p, nil
+}
+
+// startLogged starts cmd, its standard output and error written to logFile,
+// which it closes once the process has exited (or could not start), and
+// returns it as the Process called name; group says that cmd leads a process
+// group of its own, which signals then reach as a whole.
+func startLogged(name string, cmd *exec.Cmd, logFile *os.File, group bool) (*Process, error) {
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
-		return nil, fmt.Errorf("cannot start %s (%s): %w", name, bin, err)
+		return nil, err
 	}
-	p := &Process{Name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	p := &Process{Name: name, cmd: cmd, logPath: logFile.Name(), done: make(chan struct{}), group: group}
 	go func() {
 		err := cmd.Wait()
 		_ = logFile.Close()
@@ -200,4 +223,21 @@ func (p *Process) CheckNoLine(proof, meaning string, unwanted ...string) error {
 		return fmt.Errorf("%s: %s:\n%s", p.Name, meaning, strings.Join(lines, "\n"))
 	}
 	return nil
+}
+
+// kubeconfigArg returns the kubeconfig that args give a program, the value of
+// its last --kubeconfig=PATH or --kubeconfig PATH (one dash or two), or "".
+func kubeconfigArg(args []string) string {
+	var path string
+	for i, arg := range args {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		if !strings.HasPrefix(arg, "-") || name != "kubeconfig" {
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			value = args[i+1]
+		}
+		path = value
+	}
+	return path
 }

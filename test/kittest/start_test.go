@@ -28,6 +28,35 @@ func TestStartLogsToTheFileAndReportsHowTheProcessEnded(t *testing.T) {
 	}
 }
 
+func TestStartGivesAProgramItsKubeconfigInItsEnvironmentToo(t *testing.T) {
+	t.Setenv("KUBECONFIG", "/the/tests/admin.kubeconfig")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"--kubeconfig=PATH", []string{"--kubeconfig=/its/own.kubeconfig"}, "/its/own.kubeconfig"},
+		{"-kubeconfig PATH", []string{"-v=2", "-kubeconfig", "/its/own.kubeconfig"}, "/its/own.kubeconfig"},
+		{"no kubeconfig flag", []string{"--v=2"}, "/the/tests/admin.kubeconfig"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logPath := filepath.Join(t.TempDir(), "sh.log")
+			// sh prints the KUBECONFIG of its environment; the args after its
+			// name are the program's own flags, which it ignores.
+			p, err := Start("sh", logPath, "/bin/sh", append([]string{"-c", `echo "$KUBECONFIG"`, "sh"}, tc.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code, err := p.Wait(10 * time.Second); err != nil || code != 0 {
+				t.Fatalf("Wait = %d, %v; want 0, nil", code, err)
+			}
+			if b, err := os.ReadFile(logPath); err != nil || strings.TrimSpace(string(b)) != tc.want {
+				t.Errorf("KUBECONFIG in the environment of a program started with %q: %q, %v; want %q", tc.args, b, err, tc.want)
+			}
+		})
+	}
+}
+
 func TestStartOfAMissingBinaryIsAnError(t *testing.T) {
 	_, err := Start("none", filepath.Join(t.TempDir(), "none.log"), filepath.Join(t.TempDir(), "no-such-binary"))
 

@@ -32,21 +32,11 @@ func StartTarget(t testing.TB, name string, env []string, args ...string) *Proce
 	}
 	cmd := exec.Command("make", append([]string{"--no-print-directory", "-C", RepoRoot()}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
+	p, err := startLogged(name, cmd, logFile, true)
+	if err != nil {
 		t.Fatalf("starting make %s: %v", strings.Join(args, " "), err)
 	}
-	p := &Process{Name: name, cmd: cmd, group: true, logPath: logPath, done: make(chan struct{})}
-	go func() {
-		err := cmd.Wait()
-		_ = logFile.Close()
-		p.mu.Lock()
-		p.waitErr = err
-		p.mu.Unlock()
-		close(p.done)
-	}()
 	t.Logf("started %s: make %s (log: %s)", name, strings.Join(args, " "), logPath)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -76,4 +66,18 @@ func SecondCopyRefused(t testing.TB, first *Process, timeout time.Duration, env 
 		return fmt.Errorf("the second make %s exited 0, want a failure: refused, another command holds what it needs; its log: %s", strings.Join(args, " "), second.logPath)
 	}
 	return nil
+}
+
+// StartRunTarget runs `make TARGET` (a run target of the kit, such as run-csi)
+// as StartTarget does, as a learner does against the cluster under test: the
+// test's environment (KUBECONFIG, the cluster's admin, as in a learner's shell
+// after make env) with KIT_CLUSTER naming the local cluster and env (NAME=value)
+// added; its output in TARGET.log in the test's folder.
+func StartRunTarget(t testing.TB, target string, env ...string) *Process {
+	t.Helper()
+	info, err := CurrentClusterInfo()
+	if err != nil {
+		t.Fatalf("make %s runs beside the local cluster here: %v", target, err)
+	}
+	return StartTarget(t, target, append([]string{ClusterEnv + "=" + info.Name}, env...), target)
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/controller-kit/controller-kit/test/kittest"
@@ -118,16 +119,7 @@ func TestAggregatedServerServesFlunders(t *testing.T) {
 			if port, _, _ := unstructured.NestedInt64(obj.Object, "spec", "service", "port"); port != ours {
 				return false, fmt.Errorf("the APIService names port %d, not %d, the port of this run's server", port, ours)
 			}
-			conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-			for _, c := range conditions {
-				if m, _ := c.(map[string]any); m["type"] == "Available" {
-					if m["status"] != "True" {
-						return false, fmt.Errorf("Available is %v: %v", m["status"], m["message"])
-					}
-					return true, nil
-				}
-			}
-			return false, nil
+			return available(obj)
 		})
 
 	cs := kittest.Clientset(t)
@@ -141,25 +133,7 @@ func TestAggregatedServerServesFlunders(t *testing.T) {
 	}
 	// A user of the test's own, allowed to list Flunders in its namespace.
 	const reader = "lesson6-flunder-reader"
-	if _, err := cs.RbacV1().Roles(ns).Create(context.Background(), &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "flunder-reader"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{flunderGroup}, Resources: []string{"flunders"}, Verbs: []string{"list"}}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.RbacV1().RoleBindings(ns).Create(context.Background(), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "flunder-reader"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "flunder-reader"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: reader}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	asReader := rest.CopyConfig(kittest.Config(t))
-	asReader.Impersonate = rest.ImpersonationConfig{UserName: reader}
-	readerClient, err := dynamic.NewForConfig(asReader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	readerClient := flunderReader(t, cs, ns, reader)
 	kittest.Eventually(t, deadline, "user "+reader+" to list the Flunder through kube-apiserver", func(ctx context.Context) (bool, error) {
 		list, err := readerClient.Resource(flunders).Namespace(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -213,6 +187,47 @@ func TestAggregatedServerServesFlunders(t *testing.T) {
 			t.Errorf("discovery still lists the group %s after make run-aggregated stopped", flunderGroup)
 		}
 	}
+}
+
+// available reports whether the APIService obj has the condition Available
+// True; the error says what its condition says otherwise.
+func available(obj *unstructured.Unstructured) (bool, error) {
+	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, _ := c.(map[string]any); m["type"] == "Available" {
+			if m["status"] != "True" {
+				return false, fmt.Errorf("Available is %v: %v", m["status"], m["message"])
+			}
+			return true, nil
+		}
+	}
+	return false, errors.New("no Available condition yet")
+}
+
+// flunderReader gives the user reader the right to list Flunders in namespace
+// ns (a Role and its RoleBinding) and returns a client that acts as reader.
+func flunderReader(t *testing.T, cs kubernetes.Interface, ns, reader string) dynamic.Interface {
+	t.Helper()
+	if _, err := cs.RbacV1().Roles(ns).Create(context.Background(), &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "flunder-reader"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{flunderGroup}, Resources: []string{"flunders"}, Verbs: []string{"list"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().RoleBindings(ns).Create(context.Background(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "flunder-reader"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "flunder-reader"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: reader}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	asReader := rest.CopyConfig(kittest.Config(t))
+	asReader.Impersonate = rest.ImpersonationConfig{UserName: reader}
+	client, err := dynamic.NewForConfig(asReader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
 }
 
 // scriptsPort reads make run-aggregated's state file (PID, SCRIPT, PORT, one
