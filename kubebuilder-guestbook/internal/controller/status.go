@@ -68,12 +68,26 @@ func setObserved(gb *webappv1.Guestbook, deployments map[string]*appsv1.Deployme
 		setCondition(gb, webappv1.ConditionProgressing, metav1.ConditionFalse, ReasonChildFailed, "see the Degraded condition")
 		setCondition(gb, webappv1.ConditionDegraded, metav1.ConditionTrue, ReasonChildFailed, message)
 		return
+	case len(rolling) > 0 && childFailed(gb):
+		// A child that failed and is still rolling out has not recovered: between
+		// two failures its conditions can say nothing for a moment (on a real
+		// kubelet ReplicaFailure goes before ProgressDeadlineExceeded comes), and
+		// one failure is one Warning. Degraded stays as it is until the rollout
+		// completes or a child's conditions say it failed again.
+		return
 	case len(rolling) == 0:
 		setCondition(gb, webappv1.ConditionProgressing, metav1.ConditionFalse, "RolloutComplete", "every component runs its current spec")
 	default:
 		setCondition(gb, webappv1.ConditionProgressing, metav1.ConditionTrue, "RollingOut", "rolling out: "+strings.Join(rolling, ", "))
 	}
 	setCondition(gb, webappv1.ConditionDegraded, metav1.ConditionFalse, "AsExpected", "the operator can bring the Guestbook to its spec")
+}
+
+// childFailed reports whether the Guestbook's status says a child Deployment
+// failed: Degraded True with reason ReasonChildFailed.
+func childFailed(gb *webappv1.Guestbook) bool {
+	c := meta.FindStatusCondition(gb.Status.Conditions, webappv1.ConditionDegraded)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == ReasonChildFailed
 }
 
 // deploymentFailure returns what a Deployment's own conditions say is wrong
