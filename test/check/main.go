@@ -45,8 +45,9 @@ type options struct {
 	// KIT_E2E_PARALLEL (kittest.ParallelEnv); the lane's stub step sets it.
 	parallel                                                         string
 	expectStub, verbose, ensureCluster, verifyContracts, verifyLines bool
-	// verifyLists, verifyStacks and readingPages are make verify-docs' (lists.go, stacks.go).
-	verifyLists, verifyStacks, readingPages bool
+	// verifyLists, verifyStacks, verifyDiagrams and readingPages are make
+	// verify-docs' (lists.go, stacks.go, diagrams.go).
+	verifyLists, verifyStacks, verifyDiagrams, readingPages bool
 	// launchJSON prints .vscode/launch.json, verifyLaunch compares it (launch.go).
 	launchJSON, verifyLaunch bool
 	// lessons asks for the lessons' numbers instead of a run, those that pass
@@ -71,6 +72,7 @@ func main() {
 	flag.BoolVar(&o.verifyContracts, "verify-contracts", false, "for make verify-docs: check that every lesson states each contract its checks rely on, and exit")
 	flag.BoolVar(&o.verifyLines, "verify-lines", false, "for make verify-docs: check that every file:line a lesson quotes from the kit's sources (main.go:231, foo_test.go:30, Makefile:45) still points at what it quotes, and exit")
 	flag.BoolVar(&o.verifyStacks, "verify-stacks", false, "for make verify-docs: check that every stack a lesson quotes (<!-- stack: NAME --> before a block of delve's stack output) is well formed and that its Japanese twin quotes it alike, and exit")
+	flag.BoolVar(&o.verifyDiagrams, "verify-diagrams", false, "for make verify-docs: check that every lesson page draws the path it reads in a mermaid block and that each function a diagram names (Name() in a quoted label) is one the page's text or tables write as code, and exit")
 	flag.BoolVar(&o.verifyLists, "verify-lists", false, "for make verify-docs: check that the lesson-path pages' lesson tables have one row per lesson file, and that every list of lessons a text of the kit writes out is marked with the set it lists and holds it, and exit")
 	flag.BoolVar(&o.readingPages, "reading-pages", false, "for hack/check-reading-paths.sh: print the lesson pages' sections whose tables quote upstream paths, and the pages whose text it checks, as the lesson files' reading fields say, and exit")
 	flag.BoolVar(&o.launchJSON, "launch-json", false, "for make generate: print .vscode/launch.json as the lesson files' debug entries make it, and exit")
@@ -106,6 +108,8 @@ func dispatch(o options) (int, error) {
 		return verifyLists(o.root, os.Stdout)
 	case o.verifyStacks:
 		return verifyStacks(o.root, os.Stdout)
+	case o.verifyDiagrams:
+		return verifyDiagrams(o.root, os.Stdout)
 	case o.readingPages:
 		return readingPages(o.root, os.Stdout)
 	case o.launchJSON, o.verifyLaunch:
