@@ -118,11 +118,11 @@ kind-down: ## Delete the kind cluster, first ending (and naming) what the kit st
 	@hack/cluster/kind-down.sh
 
 .PHONY: env
-env: ## Print the exports that point your shell at the kit cluster: eval "$(make env)" (KIT_CLUSTER=NAME for another).
+env: ## Print the exports that point your shell at the kit cluster: eval "$(make env)" (KIT_CLUSTER=NAME for another): KUBECONFIG, KIT_CLUSTER (so the lessons' paths and later make commands in that shell name the same cluster) and PATH.
 	@hack/build-bins.sh kubectl >&2
 	@# On standard error, so eval "$$(make env)" still gets only the exports.
 	@[ -f '$(KIT_KUBECONFIG)' ] || echo "make env: warning: $(KIT_KUBECONFIG) does not exist: no kit cluster called '$(KIT_CLUSTER)' is running. Start it with '$(if $(filter controller-kit,$(KIT_CLUSTER)),,KIT_CLUSTER=$(KIT_CLUSTER) )make local-up' (or check the name: ls _output/kubeconfig*)" >&2
-	@echo 'export KUBECONFIG=$(KIT_KUBECONFIG) PATH=$(KIT_BIN):$$PATH'
+	@echo 'export KUBECONFIG=$(KIT_KUBECONFIG) KIT_CLUSTER=$(KIT_CLUSTER) PATH=$(KIT_BIN):$$PATH'
 
 .PHONY: ensure-cluster
 ensure-cluster: ## Use the cluster KUBECONFIG reaches, else start the local one.
