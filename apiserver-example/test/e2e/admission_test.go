@@ -327,8 +327,13 @@ func requireRefused(t *testing.T, err error, what string) {
 	var status apierrors.APIStatus
 	switch {
 	case err == nil:
-		t.Fatalf("%s was admitted; want it refused, 403 Forbidden: does the running kube-apiserver have your plugin, turned on? (make kube-build WHAT=%s && make kube-restart WHAT=%s FLAGS=%s=OwnerReferencesPermissionEnforcement,YourPlugin; make kube-args WHAT=%s | grep admission)",
-			what, apiserver, apiserver, pluginsFlag, apiserver)
+		runYours := fmt.Sprintf("make kube-build WHAT=%s && make kube-restart WHAT=%s FLAGS=%s=OwnerReferencesPermissionEnforcement,YourPlugin", apiserver, apiserver, pluginsFlag)
+		if pinned := filepath.Join(kittest.RepoRoot(), "bin", apiserver); runningBinary(apiserver) == pinned {
+			t.Fatalf("%s was admitted; want it refused, 403 Forbidden: the cluster's %s runs the pinned binary, %s, not your build (the exercise's last step puts the pinned one back; check before it). Run yours again: %s",
+				what, apiserver, pinned, runYours)
+		}
+		t.Fatalf("%s was admitted; want it refused, 403 Forbidden: does the running kube-apiserver have your plugin, turned on? (%s; make kube-args WHAT=%s | grep admission)",
+			what, runYours, apiserver)
 	case !errors.As(err, &status) || status.Status().Code != http.StatusForbidden:
 		t.Fatalf("%s failed with %v; want 403 Forbidden (admission.NewForbidden)", what, err)
 	}
@@ -336,6 +341,21 @@ func requireRefused(t *testing.T, err error, what string) {
 	if !strings.Contains(message, "spec.replicas") || !strings.Contains(message, fmt.Sprint(maxReplicas)) {
 		t.Errorf("%s was refused with %q; want a message that names the field, spec.replicas, and the limit, %d", what, message, maxReplicas)
 	}
+}
+
+// runningBinary returns the binary the kit's local cluster runs the component
+// name on (hack/cluster/cmd/kit-component's answer), or "" when it cannot tell:
+// another kind of cluster, or no kit-component built.
+func runningBinary(name string) string {
+	info, err := kittest.CurrentClusterInfo()
+	if err != nil {
+		return ""
+	}
+	out, err := exec.Command(filepath.Join(kittest.RepoRoot(), "bin", "kit-component"), "--name", info.Name, "binary", name).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // newDeployment returns the Deployment name in namespace with replicas of
