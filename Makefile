@@ -295,13 +295,14 @@ verify: ## Fail if a Go module of the kit compiles a shared dependency at anothe
 	@hack/verify-clean.sh
 
 .PHONY: verify-docs
-verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, a solution patch no longer applies, a lesson leaves out a contract its checks rely on or quotes a file:line of the kit's sources that no longer holds what it quotes, a Japanese twin (docs/ja/) is missing or differs from its English page in headings, anchors, code blocks, links or language switch, README.md or its twin outgrows its size or holds a table cell over 200 characters (hack/jadocs/frontdoor.go), a list of lessons (the lesson path's table, a list a text writes out) is not what the lesson files say, or a stack a lesson quotes (<!-- stack: NAME -->) is not quoted alike in its Japanese twin.
+verify-docs: ## Fail if docs/reading-kubernetes.md names a path or symbol missing at the pinned versions, a solution patch no longer applies, a lesson leaves out a contract its checks rely on or quotes a file:line of the kit's sources that no longer holds what it quotes, a Japanese twin (docs/ja/) is missing or differs from its English page in headings, anchors, code blocks, links or language switch, README.md or its twin outgrows its size or holds a table cell over 200 characters (hack/jadocs/frontdoor.go), a list of lessons (the lesson path's table, a list a text writes out) is not what the lesson files say, a stack a lesson quotes (<!-- stack: NAME -->) is not quoted alike in its Japanese twin, or a lesson page draws no diagram (mermaid) of the path it reads or one naming a function its text does not.
 	@hack/check-reading-paths.sh
 	@go run ./hack/jadocs
 	@go run ./test/check -verify-contracts
 	@go run ./test/check -verify-lines
 	@go run ./test/check -verify-lists
 	@go run ./test/check -verify-stacks
+	@go run ./test/check -verify-diagrams
 	@go run ./test/check -verify-launch-json
 	@# Against the committed tiers (a scratch index), so a learner's own edits do not count.
 	@idx=$$(mktemp) && trap 'rm -f "$$idx"' EXIT && GIT_INDEX_FILE=$$idx git read-tree HEAD && \
