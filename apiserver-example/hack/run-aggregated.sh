@@ -87,6 +87,7 @@ pid=
 stop() {
 	local status=${1:-0}
 	trap - INT TERM
+	kit_cleanup_outlives_output
 	kit_log "deleting the APIServices ${apiservices[*]}"
 	kit_kubectl delete apiservice "${apiservices[@]}" --ignore-not-found --wait=false >/dev/null || true
 	if alive "$pid"; then

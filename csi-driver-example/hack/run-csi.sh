@@ -133,11 +133,11 @@ stop_all() {
 }
 # Ctrl-C: the background processes ignore the terminal's SIGINT (a script's
 # background jobs do), so this trap stops them.
-trap 'echo; kit_log "stopping the driver, csi-provisioner and csi-attacher"; stop_all; exit 130' INT
-trap 'stop_all; exit 143' TERM
+trap 'kit_cleanup_outlives_output; echo; kit_log "stopping the driver, csi-provisioner and csi-attacher"; stop_all; exit 130' INT
+trap 'kit_cleanup_outlives_output; stop_all; exit 143' TERM
 
 cat <<MSG
->> running csi-driver-example${RECONCILER:+ (--reconciler=$RECONCILER)}, csi-provisioner and csi-attacher (Ctrl-C stops all three). In a second terminal:
+>> running csi-driver-example${RECONCILER:+ (--reconciler=$RECONCILER)}, csi-provisioner and csi-attacher (Ctrl-C stops all three; make then says "Interrupt", as it does for any command stopped so). In a second terminal:
      export KUBECONFIG=$kubeconfig PATH=$KIT_BIN:\$PATH
      kubectl get pvc example-claim; kubectl get pv    # Bound, to a PersistentVolume of the driver toy.csi.controller-kit.dev
      kubectl delete pvc example-claim                 # DeleteVolume: the PersistentVolume and the volume's folder go

@@ -7,6 +7,17 @@
 [ -n "${KIT_T0:-}" ] || printf -v KIT_T0 '%(%s)T' -1
 export KIT_T0
 
+# kit_cleanup_outlives_output is the first step of a foreground command's
+# clean-up (after Ctrl-C or SIGTERM): from here on a closed terminal or pipe,
+# such as the tee of `make run-aggregated 2>&1 | tee log` that the same Ctrl-C
+# ended, neither kills the script (SIGPIPE ignored) nor stops it at the first
+# failed write (set +e), so what it started is stopped and what it registered
+# removed all the same; only its last lines are lost.
+kit_cleanup_outlives_output() {
+	trap '' PIPE
+	set +e
+}
+
 # kit_log prints a progress line with the seconds since KIT_T0.
 kit_log() {
 	local now

@@ -51,7 +51,7 @@ kit_log "applying lesson 8's nodes and example Deployment (scheduler-plugin-exam
 	-f "$module/config/examples/nodes.yaml" -f "$module/config/examples/deployment.yaml"
 
 cat <<MSG
->> running scheduler-plugin-example (profile scheduler-plugin-example, plugin ZoneSpread${RECONCILER:+, --reconciler=$RECONCILER}) as a second scheduler (Ctrl-C stops it). In a second terminal:
+>> running scheduler-plugin-example (profile scheduler-plugin-example, plugin ZoneSpread${RECONCILER:+, --reconciler=$RECONCILER}) as a second scheduler (Ctrl-C stops it; make then says "Interrupt", as it does for any command stopped so). In a second terminal:
      export KUBECONFIG=$kubeconfig PATH=$KIT_BIN:\$PATH
      kubectl get pods -l app=zonespread-example -o wide     # two on each of zonespread-a-1, -a-2, -a-3 (reference)
      kubectl get nodes -L topology.kubernetes.io/zone

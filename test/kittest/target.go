@@ -68,6 +68,18 @@ func SecondCopyRefused(t testing.TB, first *Process, timeout time.Duration, env 
 	return nil
 }
 
+// SecondRunRefused is SecondCopyRefused for a run target StartRunTarget started
+// (first): a second `make TARGET` with the same environment (KIT_CLUSTER naming
+// the local cluster, and env) must fail within timeout while first runs on.
+func SecondRunRefused(t testing.TB, first *Process, timeout time.Duration, target string, env ...string) error {
+	t.Helper()
+	info, err := CurrentClusterInfo()
+	if err != nil {
+		return fmt.Errorf("make %s runs beside the local cluster here: %w", target, err)
+	}
+	return SecondCopyRefused(t, first, timeout, append([]string{ClusterEnv + "=" + info.Name}, env...), target)
+}
+
 // StartRunTarget runs `make TARGET` (a run target of the kit, such as run-csi)
 // as StartTarget does, as a learner does against the cluster under test: the
 // test's environment (KUBECONFIG, the cluster's admin, as in a learner's shell

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,9 +45,10 @@ var (
 // its APIService is Available, a user whose RBAC allows listing Flunders lists
 // one through the cluster's kube-apiserver, and the aggregated server's own
 // audit log names that user, not the front proxy's (kube-apiserver's
-// --requestheader-* flags, hack/cluster/kwokctl.yaml). SIGTERM then stops it
-// with exit status 0, its APIServices deleted, so that discovery no longer lists
-// the group. (The script stops so on Ctrl-C's SIGINT too, but a shell cannot
+// --requestheader-* flags, hack/cluster/kwokctl.yaml). Its output then goes
+// away, as when the Ctrl-C that stops `make run-aggregated 2>&1 | tee log` ends
+// tee first, and SIGTERM stops it with exit status 0 all the same, its
+// APIServices deleted, so that discovery no longer lists the group. (The script stops so on Ctrl-C's SIGINT too, but a shell cannot
 // trap a signal that was ignored when it started, and the test binary may run
 // with SIGINT ignored, as under make check: so the test sends the other signal.)
 func TestAggregatedServerServesFlunders(t *testing.T) {
@@ -63,11 +65,28 @@ func TestAggregatedServerServesFlunders(t *testing.T) {
 
 	dir := filepath.Join(root, "_output", "aggregated", info.Name)
 	stateFile := filepath.Join(dir, "run.env")
+	// The script writes into a pipe, as into tee's, read into output until
+	// closeOutput closes its reading end.
 	var output bytes.Buffer
+	pipeOut, pipeIn, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(&output, pipeOut)
+	}()
+	closeOutput := func() {
+		_ = pipeOut.Close()
+		<-copied
+	}
 	run := exec.Command(filepath.Join(root, "apiserver-example", "hack", "run-aggregated.sh"))
 	run.Env = append(os.Environ(), "KIT_CLUSTER="+info.Name)
-	run.Stdout, run.Stderr = &output, &output
-	if err := run.Start(); err != nil {
+	run.Stdout, run.Stderr = pipeIn, pipeIn
+	err = run.Start()
+	_ = pipeIn.Close() // the script's copy stays open
+	if err != nil {
 		t.Fatalf("starting apiserver-example/hack/run-aggregated.sh: %v", err)
 	}
 	exited := make(chan error, 1)
@@ -89,6 +108,7 @@ func TestAggregatedServerServesFlunders(t *testing.T) {
 		if !stopped {
 			_ = stop()
 		}
+		closeOutput()
 		if t.Failed() {
 			t.Logf("apiserver-example/hack/run-aggregated.sh's output:\n%s", output.String())
 		}
@@ -172,8 +192,10 @@ func TestAggregatedServerServesFlunders(t *testing.T) {
 	if err := client.Resource(flunders).Namespace(ns).Delete(context.Background(), "listed", metav1.DeleteOptions{}); err != nil {
 		t.Errorf("deleting the Flunder: %v", err)
 	}
+	// Its output gone, the script writes into a closed pipe from now on.
+	closeOutput()
 	if err := stop(); err != nil {
-		t.Errorf("apiserver-example/hack/run-aggregated.sh after SIGTERM: %v; want exit status 0", err)
+		t.Errorf("apiserver-example/hack/run-aggregated.sh after SIGTERM, its output closed: %v; want exit status 0, its clean-up done whatever it could not print", err)
 	}
 	if _, err := client.Resource(apiServices).Get(context.Background(), apiService, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the APIService %s after make run-aggregated stopped: %v; want it deleted (NotFound), so that discovery does not name a group nobody serves", apiService, err)

@@ -25,7 +25,8 @@ import (
 // the ClusterRole system:auth-delegator that config/sample-apiserver.yaml binds
 // it to, and a user allowed to list Flunders is refused the list while the API
 // server refuses the server its SubjectAccessReview (403, in the cluster's
-// audit log); with the rule back, the user lists them. Not parallel:
+// audit log); with the rule back, the user lists them. A second make
+// run-aggregated beside the first is refused, the APIService untouched. Not parallel:
 // TestAggregatedServerServesFlunders runs make run-aggregated too, and a second
 // copy is refused.
 func TestRunAggregatedDelegatesAsItsServiceAccount(t *testing.T) {
@@ -57,6 +58,20 @@ func TestRunAggregatedDelegatesAsItsServiceAccount(t *testing.T) {
 			}
 			return available(obj)
 		})
+
+	// One copy per cluster: a second make run-aggregated, as from a forgotten
+	// terminal, is refused at once and leaves the first's APIService as it was.
+	before, err := client.Resource(apiServices).Get(context.Background(), apiService, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kittest.SecondRunRefused(t, run, deadline, "run-aggregated"); err != nil {
+		t.Fatal(err)
+	}
+	after, err := client.Resource(apiServices).Get(context.Background(), apiService, metav1.GetOptions{})
+	if err != nil || after.GetResourceVersion() != before.GetResourceVersion() {
+		t.Fatalf("the APIService %s after a second make run-aggregated was refused: %v (resourceVersion %s, was %s); want it untouched", apiService, err, after.GetResourceVersion(), before.GetResourceVersion())
+	}
 
 	// A user of the test's own, allowed to list Flunders in its namespace: the
 	// aggregated server asks kube-apiserver about it (no answer cached yet).

@@ -27,7 +27,8 @@ const (
 // persistentvolumes is taken out of the role config/rbac ships, and a new claim
 // of the class stays Pending while the API server refuses csi-provisioner that
 // create (403, in the cluster's audit log); with the rule back, the claim is
-// Bound. It runs the reference driver whatever RECONCILER says: it checks the
+// Bound. A second make run-csi beside the first is refused at once. It runs
+// the reference driver whatever RECONCILER says: it checks the
 // run target's identity, not a Controller service.
 func TestRunCSIsProvisionerActsAsItsServiceAccount(t *testing.T) {
 	if _, err := kittest.CurrentClusterInfo(); err != nil {
@@ -51,6 +52,11 @@ func TestRunCSIsProvisionerActsAsItsServiceAccount(t *testing.T) {
 			}
 			return claim.Status.Phase == corev1.ClaimBound, nil
 		})
+	// One copy per cluster: a second make run-csi, as from a forgotten
+	// terminal, is refused at once while the first runs on.
+	if err := kittest.SecondRunRefused(t, run, deadline, "run-csi", "RECONCILER=reference"); err != nil {
+		t.Fatal(err)
+	}
 
 	restore := kittest.WithoutRule(t, cs, deadline, provisionerRole, create)
 	since := time.Now()

@@ -119,6 +119,42 @@ func requireRolledOut(t *testing.T, cs kubernetes.Interface, namespace, name str
 	})
 }
 
+// requireSecondDebugRefused runs make debug WHAT=kube-scheduler on port, the
+// delve port a running make debug holds, and fails the test unless it fails
+// within deadline (refused at once, before any build: hack/lib/debug.sh's
+// hold_port), leaving the cluster's kube-scheduler on the binary it ran and
+// the first session's delve listening.
+func requireSecondDebugRefused(t *testing.T, info kittest.ClusterInfo, port string) {
+	t.Helper()
+	component := filepath.Join(kittest.RepoRoot(), "bin", "kit-component")
+	binary := func() string {
+		out, err := exec.Command(component, "--name", info.Name, "binary", "kube-scheduler").Output()
+		if err != nil {
+			t.Fatalf("kit-component binary kube-scheduler: %v", err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	was := binary()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	second := exec.CommandContext(ctx, "make", "--no-print-directory", "debug", "WHAT=kube-scheduler", "PORT="+port)
+	second.Dir = kittest.RepoRoot()
+	second.Env = append(os.Environ(), kittest.ClusterEnv+"="+info.Name, "KUBECONFIG="+info.Kubeconfig)
+	out, err := second.CombinedOutput()
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("a second make debug on port %s, which make debug WHAT=kube-controller-manager holds, still ran after %s: it should be refused at once, naming the first\n%s", port, deadline, out)
+	case err == nil:
+		t.Fatalf("a second make debug on port %s, which make debug WHAT=kube-controller-manager holds, succeeded; want it refused\n%s", port, out)
+	}
+	if now := binary(); now != was {
+		t.Errorf("the refused make debug WHAT=kube-scheduler swapped the cluster's kube-scheduler: it runs %s, was %s", now, was)
+	}
+	if !listening("127.0.0.1:" + port) {
+		t.Errorf("after the refused second make debug, nothing listens on delve's port 127.0.0.1:%s any more", port)
+	}
+}
+
 // requireNoDebugger fails the test when anything make debug started is left:
 // a process running the debug build, or delve on its port.
 func requireNoDebugger(t *testing.T, binary, port string) {
@@ -175,6 +211,7 @@ func TestDebuggerStopsTheDeploymentControllerAtItsSyncFunction(t *testing.T) {
 			undebug()
 		}
 	})
+	requireSecondDebugRefused(t, info, port)
 
 	// The namespace first: its ServiceAccount comes from this controller manager,
 	// which cannot make it while halted.

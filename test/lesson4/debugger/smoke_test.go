@@ -8,7 +8,8 @@
 // after which the program must be gone too. With -tags e2e (make test-debug,
 // on a local cluster of its own) it puts the cluster's kube-controller-manager
 // and lesson 2's sample-controller under delve with make debug and stops each
-// at its sync function.
+// at its sync function; a second make debug on the first one's delve port is
+// refused at once.
 package debugger
 
 import (
