@@ -97,6 +97,27 @@ func LoadKubeconfig() (clientcmdapi.Config, string, error) {
 	return *raw, path, nil
 }
 
+// RunningBinary returns the path of the binary the kit's local cluster called
+// cluster runs its component name on (kube-apiserver, kube-controller-manager,
+// kube-scheduler), as hack/cluster/cmd/kit-component answers it from the
+// cluster's kwokctl configuration under _output/kwok (hack/lib/cluster.sh's
+// KWOK_WORKDIR). The error says why it cannot tell: no such cluster, or no
+// bin/kit-component built.
+func RunningBinary(cluster, name string) (string, error) {
+	root := RepoRoot()
+	cmd := exec.Command(filepath.Join(root, "bin", "kit-component"), "--name", cluster, "binary", name)
+	cmd.Env = append(os.Environ(), "KWOK_WORKDIR="+filepath.Join(root, "_output", "kwok"))
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if exit, ok := err.(*exec.ExitError); ok {
+			stderr = strings.TrimSpace(string(exit.Stderr))
+		}
+		return "", fmt.Errorf("kit-component --name %s binary %s: %v %s", cluster, name, err, stderr)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // OnKind reports whether the cluster the suites use is a kind cluster: the
 // current context of its kubeconfig is kind-NAME, as kind names it (a refused
 // or missing kubeconfig is no kind cluster). The checks marked kindOnly run

@@ -344,18 +344,17 @@ func requireRefused(t *testing.T, err error, what string) {
 }
 
 // runningBinary returns the binary the kit's local cluster runs the component
-// name on (hack/cluster/cmd/kit-component's answer), or "" when it cannot tell:
-// another kind of cluster, or no kit-component built.
+// name on, or "" when it cannot tell (another kind of cluster).
 func runningBinary(name string) string {
 	info, err := kittest.CurrentClusterInfo()
 	if err != nil {
 		return ""
 	}
-	out, err := exec.Command(filepath.Join(kittest.RepoRoot(), "bin", "kit-component"), "--name", info.Name, "binary", name).Output()
+	binary, err := kittest.RunningBinary(info.Name, name)
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(out))
+	return binary
 }
 
 // newDeployment returns the Deployment name in namespace with replicas of

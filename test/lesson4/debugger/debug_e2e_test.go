@@ -126,13 +126,12 @@ func requireRolledOut(t *testing.T, cs kubernetes.Interface, namespace, name str
 // the first session's delve listening.
 func requireSecondDebugRefused(t *testing.T, info kittest.ClusterInfo, port string) {
 	t.Helper()
-	component := filepath.Join(kittest.RepoRoot(), "bin", "kit-component")
 	binary := func() string {
-		out, err := exec.Command(component, "--name", info.Name, "binary", "kube-scheduler").Output()
+		path, err := kittest.RunningBinary(info.Name, "kube-scheduler")
 		if err != nil {
-			t.Fatalf("kit-component binary kube-scheduler: %v", err)
+			t.Fatal(err)
 		}
-		return strings.TrimSpace(string(out))
+		return path
 	}
 	was := binary()
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
