@@ -5,13 +5,11 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/controller-kit/controller-kit/test/kittest"
 )
@@ -33,35 +31,7 @@ func TestRunSchedulerActsAsTheClusterSchedulersUser(t *testing.T) {
 	}
 	cs := kittest.Clientset(t)
 	bind := kittest.UserAccess(schedulerUser, "create", "", "pods/binding")
-	examples := filepath.Join(kittest.RepoRoot(), "scheduler-plugin-example", "config", "examples")
-	t.Cleanup(func() {
-		// What make run-scheduler applied: its Deployment, then its Nodes.
-		for _, f := range []string{"deployment.yaml", "nodes.yaml"} {
-			if _, err := kittest.KubectlE("delete", "--ignore-not-found", "--wait=false", "-f", filepath.Join(examples, f)); err != nil {
-				t.Logf("cannot delete what %s made: %v", f, err)
-			}
-		}
-	})
-
-	run := kittest.StartRunTarget(t, "run-scheduler", "RECONCILER=reference")
-	selector := labels.SelectorFromSet(labels.Set{"app": "zonespread-example"}).String()
-	kittest.Eventually(t, 3*time.Minute, "make run-scheduler's example Pods (default, app=zonespread-example) to be bound",
-		func(ctx context.Context) (bool, error) {
-			if run.Exited() {
-				code, _ := run.Wait(0)
-				t.Fatalf("make run-scheduler exited (status %d) before its example Pods were bound", code)
-			}
-			pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: selector})
-			if err != nil {
-				return false, err
-			}
-			for _, p := range pods.Items {
-				if p.Spec.NodeName == "" {
-					return false, fmt.Errorf("pod %s is not bound yet", p.Name)
-				}
-			}
-			return len(pods.Items) > 0, nil
-		})
+	startRunScheduler(t, "RECONCILER=reference")
 	example, err := cs.AppsV1().Deployments("default").Get(context.Background(), "zonespread-example", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

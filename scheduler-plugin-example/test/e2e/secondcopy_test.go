@@ -4,14 +4,10 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/controller-kit/controller-kit/test/kittest"
 )
@@ -24,59 +20,11 @@ import (
 // they were. Not parallel: make run-scheduler applies lesson 8's example Nodes
 // and Deployment, which the test deletes again before the other tests run.
 func TestASecondRunSchedulerIsRefused(t *testing.T) {
-	info, err := kittest.CurrentClusterInfo()
-	if err != nil {
-		t.Fatalf("make run-scheduler's test runs on the kit's local cluster: %v", err)
-	}
-	root := kittest.RepoRoot()
-	examples := filepath.Join(root, "scheduler-plugin-example", "config", "examples")
-	t.Cleanup(func() {
-		kittest.Kubectl(t, "delete", "--ignore-not-found", "--wait=false",
-			"-f", filepath.Join(examples, "deployment.yaml"), "-f", filepath.Join(examples, "nodes.yaml"))
-	})
-	// make run-scheduler builds bin/scheduler-plugin-example first, a minute or
-	// more: built here, as the root Makefile builds it (hack/lib.sh's GOFLAGS),
-	// so that its own build finds it up to date, not in a wait bounded by the
-	// deadline.
-	build := exec.Command("bash", "-c", `source hack/lib.sh && make --no-print-directory -C scheduler-plugin-example build`)
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("make -C scheduler-plugin-example build: %v\n%s", err, out)
-	}
-	// The example's Pods an earlier run left (make check runs the suite more
-	// than once on one cluster) would look bound before the first copy has
-	// written anything: its Deployment goes first, and only Pods made after the
-	// first copy started count.
-	kittest.Kubectl(t, "delete", "--ignore-not-found", "-f", filepath.Join(examples, "deployment.yaml"))
-	started := time.Now().Truncate(time.Second)
-	env := []string{"KIT_CLUSTER=" + info.Name}
-	first := kittest.StartTarget(t, "run-scheduler", env, "run-scheduler")
-
-	cs := kittest.Clientset(t)
-	kittest.Eventually(t, deadline, "the first make run-scheduler to bind the example's Pods (app=zonespread-example)", func(ctx context.Context) (bool, error) {
-		if first.Exited() {
-			t.Fatal("the first make run-scheduler exited")
-		}
-		pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=zonespread-example"})
-		if err != nil {
-			return false, err
-		}
-		bound := 0
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp != nil || p.CreationTimestamp.Time.Before(started) {
-				continue // an earlier run's
-			}
-			if p.Spec.NodeName == "" {
-				return false, nil
-			}
-			bound++
-		}
-		return bound > 0, nil
-	})
-	out := filepath.Join(root, "_output", "scheduler-plugin-example")
+	first := startRunScheduler(t)
+	out := filepath.Join(kittest.RepoRoot(), "_output", "scheduler-plugin-example")
 	before := snapshot(t, filepath.Join(out, "scheduler-config.yaml"), filepath.Join(out, "kubeconfig"))
 
-	if err := kittest.SecondCopyRefused(t, first, deadline, env, "run-scheduler"); err != nil {
+	if err := kittest.SecondRunRefused(t, first, deadline, "run-scheduler"); err != nil {
 		t.Fatal(err)
 	}
 	after := snapshot(t, filepath.Join(out, "scheduler-config.yaml"), filepath.Join(out, "kubeconfig"))
