@@ -33,7 +33,16 @@ func TestOnePodIsBoundByTheScheduler(t *testing.T) {
 }
 
 // TestPodsLandOnlyOnNodesOfTheirZone: Pods that ask for a zone are bound only to
-// nodes labelled with it.
+// nodes labelled with it, and a Pod whose only other choice is a node of another
+// zone stays Pending.
+//
+// The six Pods alone cannot fail a plugin that filters nothing every time: it
+// leaves the choice to chance among all the cluster's nodes (the profile's one
+// score plugin is ZoneSpread), and chance may put all six in the zone. So a
+// seventh Pod asks for the zone too, and its node affinity (the in-tree
+// NodeAffinity filter) allows it only onto the node of another zone: ZoneSpread
+// turns that node away and the Pod stays Pending; without ZoneSpread's Filter
+// it is bound there, every time.
 func TestPodsLandOnlyOnNodesOfTheirZone(t *testing.T) {
 	t.Parallel()
 	cs := kittest.Clientset(t)
@@ -42,10 +51,23 @@ func TestPodsLandOnlyOnNodesOfTheirZone(t *testing.T) {
 	for _, n := range fitting {
 		makeNode(t, cs, n, ns)
 	}
-	makeNode(t, cs, ns+"-elsewhere", ns+"-elsewhere")
+	elsewhere := ns + "-elsewhere"
+	makeNode(t, cs, elsewhere, elsewhere)
 	startScheduler(t, ns)
 	for i := range 6 {
 		makePod(t, cs, ns, fmt.Sprintf("pod-%d", i), ns, ns)
+	}
+	onlyElsewhere := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "only-elsewhere", Namespace: ns, Annotations: map[string]string{zoneAnnotation: ns}},
+		Spec:       podSpec(ns),
+	}
+	onlyElsewhere.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{elsewhere}}},
+		}}},
+	}}
+	if _, err := cs.CoreV1().Pods(ns).Create(context.Background(), onlyElsewhere, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating Pod only-elsewhere: %v", err)
 	}
 	for i := range 6 {
 		name := fmt.Sprintf("pod-%d", i)
@@ -53,6 +75,19 @@ func TestPodsLandOnlyOnNodesOfTheirZone(t *testing.T) {
 			t.Errorf("Pod %s asks for zone %s and is on node %s, want one of %v (labelled %s=%s)", name, ns, node, fitting, zoneLabel, ns)
 		}
 	}
+	kittest.Eventually(t, deadline, "Pod "+ns+"/only-elsewhere Pending (PodScheduled False): it asks for zone "+ns+" and its node affinity allows only node "+elsewhere,
+		func(ctx context.Context) (bool, error) {
+			p, err := cs.CoreV1().Pods(ns).Get(ctx, "only-elsewhere", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if p.Spec.NodeName != "" {
+				t.Fatalf("Pod only-elsewhere asks for zone %s and is bound to node %s of zone %s, the one node its node affinity allows; want it Pending: a node out of the Pod's zone never fits",
+					ns, p.Spec.NodeName, elsewhere)
+			}
+			i := slices.IndexFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodScheduled })
+			return i >= 0 && p.Status.Conditions[i].Status == corev1.ConditionFalse, nil
+		})
 }
 
 // What the preemption part of a FailedScheduling Event says of the nodes the
