@@ -85,11 +85,11 @@ func (g *Gang) Permit(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 
 // activate puts the unbound Pods of pod's gang into the cycle's PodsToActivate,
 // which the scheduler moves to the active queue at the end of a scheduling
-// cycle that did not fail (a Wait is no failure). A partner rejected at Permit
-// by its timeout sits in the unschedulable pool, where no cluster event moves
-// it (see EventsToRegister); this is what brings it back when its gang's other
-// Pod arrives. A Pod the queue does not hold (being scheduled, or waiting) is
-// left as it is by the queue.
+// cycle that did not fail (a Wait is no failure): a partner rejected at Permit
+// sits in the unschedulable pool, which no event moves it out of (see
+// EventsToRegister). It lists the gang in every namespace and keeps its own
+// (SameGang): the scheduler's Pod informer has no namespace index, and a
+// lister's Pods(namespace) would scan every Pod all the same, with a warning.
 func (g *Gang) activate(logger klog.Logger, state fwk.CycleState, pod *v1.Pod) {
 	data, err := state.Read(framework.PodsToActivateKey)
 	if err != nil {
@@ -99,7 +99,7 @@ func (g *Gang) activate(logger klog.Logger, state fwk.CycleState, pod *v1.Pod) {
 	if !ok {
 		return
 	}
-	members, err := g.pods.Pods(pod.Namespace).List(labels.SelectorFromSet(labels.Set{GroupLabel: Group(pod)}))
+	members, err := g.pods.List(labels.SelectorFromSet(labels.Set{GroupLabel: Group(pod)}))
 	if err != nil {
 		logger.Error(err, "Listing the Pods of the gang", "pod", klog.KObj(pod), "gang", Group(pod))
 		return
