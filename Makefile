@@ -246,6 +246,10 @@ test-debug: ## Lesson 4's debugger test on a fresh local cluster of its own: bre
 etcdctl: ## Build bin/etcdctl (etcd's client, the cluster's etcd release) and print the export that points it at the local cluster's etcd: eval "$(make etcdctl)".
 	@apiserver-example/hack/etcdctl.sh
 
+.PHONY: encryption-config
+encryption-config: ## Write an aescbc key (kept once written) and the two EncryptionConfigurations of lesson 6's encryption at rest, encrypt.yaml and decrypt.yaml, under _output/encryption/CLUSTER/, and print their paths.
+	@apiserver-example/hack/encryption-config.sh
+
 .PHONY: run-aggregated
 run-aggregated: ## Run k8s.io/sample-apiserver (built on first use) beside the local cluster on its etcd, registered with APIServices, so that kubectl get flunders goes through the aggregator; Ctrl-C stops it and removes the APIServices (one per cluster).
 	@apiserver-example/hack/run-aggregated.sh

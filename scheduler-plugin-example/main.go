@@ -1,19 +1,20 @@
 // Command scheduler-plugin-example is lesson 8's scheduler: kube-scheduler's own
 // command (k8s.io/kubernetes cmd/kube-scheduler/app), the one the cluster's
-// scheduler runs, with one plugin more in its registry, ZoneSpread
-// (pkg/zonespread). Everything else is upstream's: the flags, the configuration
-// file, the scheduling queue, the in-tree plugins. A profile of the
-// configuration (config/scheduler-config.yaml) enables ZoneSpread under a
-// scheduler name of its own, so it runs as a second scheduler beside the
+// scheduler runs, with two plugins more in its registry, ZoneSpread
+// (pkg/zonespread, at filter and score) and Gang (pkg/gang, at permit).
+// Everything else is upstream's: the flags, the configuration file, the
+// scheduling queue, the in-tree plugins. A profile of the configuration
+// (config/scheduler-config.yaml) enables both under a scheduler name of its
+// own, so it runs as a second scheduler beside the
 // cluster's and schedules only the Pods whose spec.schedulerName names it.
 //
 // This file is the wiring an out-of-tree plugin writes; compare it with
 // kubernetes' cmd/kube-scheduler/scheduler.go, which the lesson,
 // docs/lessons/08-kube-scheduler.md, reads first. What it adds:
-//   - --reconciler picks the plugin's version, reference or stub, as it picks
-//     the Reconciler in the other tiers; --list-reconcilers lists the names.
-//     Both register under the same plugin name, so one configuration serves
-//     both;
+//   - --reconciler picks the plugins' version, reference or stub (one flag
+//     for both plugins), as it picks the Reconciler in the other tiers;
+//     --list-reconcilers lists the names. Both versions of a plugin register
+//     under the same plugin name, so one configuration serves both;
 //   - a misspelt --reconciler fails before anything starts, naming the flag;
 //   - so does a configuration with a profile that names no scheduler, which
 //     upstream would name default-scheduler, the cluster's own;
@@ -49,29 +50,50 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/controller-kit/controller-kit/scheduler-plugin-example/pkg/gang"
 	"github.com/controller-kit/controller-kit/scheduler-plugin-example/pkg/zonespread"
 )
 
-// reconcilers maps each --reconciler value to the factory of the ZoneSpread
-// plugin it runs. To try your own, add an entry here.
-var reconcilers = map[string]frameworkruntime.PluginFactory{
-	"reference": zonespread.New,
-	"stub":      zonespread.NewStub,
+// plugins is one version of each of the kit's plugins: the factories a
+// --reconciler value runs.
+type plugins struct {
+	// zoneSpread is ZoneSpread's factory (exercises 1 to 3).
+	zoneSpread frameworkruntime.PluginFactory
+	// gang is Gang's factory (exercise 4).
+	gang frameworkruntime.PluginFactory
 }
 
-// reconciler is the --reconciler value, read by newPlugin when the framework
-// builds a profile, after the flags are parsed.
+// reconcilers maps each --reconciler value to the versions of the plugins it
+// runs: one flag picks both, so the stub is the starting point of every
+// exercise and the reference the answer to all. To try your own, add an
+// entry here (your plugin beside the kit's version of the other).
+var reconcilers = map[string]plugins{
+	"reference": {zoneSpread: zonespread.New, gang: gang.New},
+	"stub":      {zoneSpread: zonespread.NewStub, gang: gang.NewStub},
+}
+
+// reconciler is the --reconciler value, read by the factories registered below
+// when the framework builds a profile, after the flags are parsed.
 var reconciler = "reference"
 
-// newPlugin is the factory registered under zonespread.Name: the one
-// --reconciler picks.
-func newPlugin(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	factory, ok := reconcilers[reconciler]
-	if !ok {
-		return nil, reconcilerKnown(reconciler)
+// picked returns the factory to register under one plugin's name: it runs the
+// version of that plugin (which) that --reconciler picks.
+func picked(which func(plugins) frameworkruntime.PluginFactory) frameworkruntime.PluginFactory {
+	return func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		versions, ok := reconcilers[reconciler]
+		if !ok {
+			return nil, reconcilerKnown(reconciler)
+		}
+		return which(versions)(ctx, args, h)
 	}
-	return factory(ctx, args, h)
 }
+
+// newZoneSpread and newGang are the factories registered under zonespread.Name
+// and gang.Name: each the version --reconciler picks.
+var (
+	newZoneSpread = picked(func(p plugins) frameworkruntime.PluginFactory { return p.zoneSpread })
+	newGang       = picked(func(p plugins) frameworkruntime.PluginFactory { return p.gang })
+)
 
 // reconcilerNames returns the keys of reconcilers, sorted.
 func reconcilerNames() []string {
@@ -100,31 +122,33 @@ func main() {
 	os.Exit(cli.Run(newCommand()))
 }
 
-// newCommand returns kube-scheduler's command with ZoneSpread in its registry,
+// newCommand returns kube-scheduler's command with ZoneSpread and Gang in its registry,
 // the kit's two flags, and a check of them before upstream's RunE.
 func newCommand() *cobra.Command {
 	// app.WithPlugin adds a factory to the out-of-tree registry, which Setup
 	// merges with the in-tree one (plugins/registry.go); a name both hold is
 	// refused at start.
-	cmd := app.NewSchedulerCommand(app.WithPlugin(zonespread.Name, newPlugin))
+	cmd := app.NewSchedulerCommand(app.WithPlugin(zonespread.Name, newZoneSpread), app.WithPlugin(gang.Name, newGang))
 	cmd.Use = "scheduler-plugin-example"
 	cmd.Long = `scheduler-plugin-example is kube-scheduler (k8s.io/kubernetes
-cmd/kube-scheduler/app) with one plugin more in its registry, ZoneSpread, which
+cmd/kube-scheduler/app) with two plugins more in its registry: ZoneSpread, which
 keeps a Pod to the nodes of the zone it asks for (the annotation
-zonespread.controller-kit.dev/zone) and spreads a workload's Pods over them. A
-profile of --config enables it. It is lesson 8 of controller-kit:
+zonespread.controller-kit.dev/zone) and spreads a workload's Pods over them, and
+Gang, which holds the two Pods of a gang (the label
+gang.controller-kit.dev/group) at Permit until both have a node. A profile of
+--config enables them. It is lesson 8 of controller-kit:
 docs/lessons/08-kube-scheduler.md.`
 
 	var listReconcilers bool
-	plugin := pflag.NewFlagSet("ZoneSpread plugin", pflag.ContinueOnError)
-	plugin.StringVar(&reconciler, "reconciler", reconciler, "Which version of the ZoneSpread plugin runs: reference (the kit's) or stub (lets every node through, your starting point); see reconcilers in main.go.")
+	plugin := pflag.NewFlagSet("the kit's plugins", pflag.ContinueOnError)
+	plugin.StringVar(&reconciler, "reconciler", reconciler, "Which version of the plugins ZoneSpread and Gang runs: reference (the kit's) or stub (lets every node and every Pod through, your starting point); see reconcilers in main.go.")
 	plugin.BoolVar(&listReconcilers, "list-reconcilers", false, "Print the names --reconciler accepts, one per line, and exit (after refusing a --reconciler that names none of them).")
 	cmd.Flags().AddFlagSet(plugin)
 	// Upstream's --help prints its own sections of flags only; ours follow.
 	upstreamHelp := cmd.HelpFunc()
 	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
 		upstreamHelp(c, args)
-		fmt.Fprintf(c.OutOrStdout(), "\nZoneSpread plugin flags:\n\n%s", plugin.FlagUsages())
+		fmt.Fprintf(c.OutOrStdout(), "\nThe kit's plugin flags (ZoneSpread, Gang):\n\n%s", plugin.FlagUsages())
 	})
 
 	upstream := cmd.RunE

@@ -6,6 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	fwk "k8s.io/kube-scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
 
 // runCommand runs the scheduler's command with args and returns what it wrote
@@ -43,13 +48,25 @@ func TestMisspeltReconcilerNamesTheFlagAndTheOneMeant(t *testing.T) {
 	}
 }
 
-func TestEveryReconcilerMakesThePluginOfTheRegisteredName(t *testing.T) {
+// handle is the part of the framework's Handle the plugins' factories use: the
+// informer factory (Gang's Pod lister).
+type handle struct {
+	fwk.Handle
+}
+
+func (handle) SharedInformerFactory() informers.SharedInformerFactory {
+	return informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+}
+
+func TestEveryReconcilerMakesThePluginsOfTheRegisteredNames(t *testing.T) {
 	t.Cleanup(func() { reconciler = "reference" })
 	for _, name := range reconcilerNames() {
 		reconciler = name
-		pl, err := newPlugin(t.Context(), nil, nil)
-		if err != nil || pl.Name() != "ZoneSpread" {
-			t.Errorf("--reconciler=%s: %v, %v; want a plugin named ZoneSpread, the name the configuration enables", name, pl, err)
+		for want, factory := range map[string]frameworkruntime.PluginFactory{"ZoneSpread": newZoneSpread, "Gang": newGang} {
+			pl, err := factory(t.Context(), nil, handle{})
+			if err != nil || pl.Name() != want {
+				t.Errorf("--reconciler=%s: %v, %v; want a plugin named %s, the name the configuration enables", name, pl, err, want)
+			}
 		}
 	}
 }

@@ -41,6 +41,13 @@ func ScrapeSelfSigned(ctx context.Context, url string) (Metrics, error) {
 	return scrape(ctx, selfSigned, url)
 }
 
+// ScrapeWith is Scrape through client: a kube-apiserver's /metrics, say, with
+// the client rest.HTTPClientFor makes of the kit's kubeconfig (its CA and
+// credentials). The errors are Scrape's.
+func ScrapeWith(ctx context.Context, client *http.Client, url string) (Metrics, error) {
+	return scrape(ctx, client, url)
+}
+
 func scrape(ctx context.Context, client *http.Client, url string) (Metrics, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

@@ -87,6 +87,41 @@ func TestScrapeReadsCountersGaugesAndHistograms(t *testing.T) {
 	}
 }
 
+func TestScrapeWithSendsThroughItsClient(t *testing.T) {
+	var asked bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer kit" {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+			return
+		}
+		asked = true
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprintf(w, loopExposition, 0)
+	}))
+	t.Cleanup(srv.Close)
+	if _, err := Scrape(context.Background(), srv.URL+"/metrics"); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("Scrape without the token = %v, want the 401 named", err)
+	}
+	client := &http.Client{Transport: bearer{"kit"}}
+	m, err := ScrapeWith(context.Background(), client, srv.URL+"/metrics")
+	if err != nil || !asked {
+		t.Fatalf("ScrapeWith = %v (server asked: %t), want the scrape through the client's token", err, asked)
+	}
+	if got, found := m.Value("workqueue_adds_total", map[string]string{"name": "foos"}); !found || got != 3 {
+		t.Errorf("Value(workqueue_adds_total) = %g, %t; want 3, true", got, found)
+	}
+}
+
+// bearer is a RoundTripper that adds a bearer token, as a client of a
+// kubeconfig does.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
 func TestCheckLoopWantsAnIdleQueueAndEveryReconcileCounted(t *testing.T) {
 	for _, tt := range []struct {
 		depth      int
