@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -40,18 +39,7 @@ func TestDiagramProblemsHoldADiagramToWhatTheLessonReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := strings.Join(problems, "\n")
-			if len(tc.want) == 0 && got != "" {
-				t.Fatalf("problems %q; want none", got)
-			}
-			if len(tc.want) > 0 && got == "" {
-				t.Fatalf("no problem; want one saying %q", tc.want)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("problems\n%s\ndo not say %q", got, w)
-				}
-			}
+			requireProblems(t, problems, tc.want)
 		})
 	}
 }

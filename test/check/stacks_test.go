@@ -48,18 +48,7 @@ func TestCompareStacksHoldsTheTwinToTheEnglishQuote(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := strings.Join(problems, "\n")
-			if len(tc.want) == 0 && got != "" {
-				t.Fatalf("problems %q; want none", got)
-			}
-			if len(tc.want) > 0 && got == "" {
-				t.Fatalf("no problem; want one saying %q", tc.want)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("problems\n%s\ndo not say %q", got, w)
-				}
-			}
+			requireProblems(t, problems, tc.want)
 		})
 	}
 }
@@ -72,5 +61,23 @@ func TestVerifyStacksPassesOnTheKitsLessons(t *testing.T) {
 	}
 	if code != 0 {
 		t.Fatalf("check -verify-stacks exits %d:\n%s", code, out.String())
+	}
+}
+
+// requireProblems fails the test unless problems, joined, say each of want,
+// or, with no want, unless there are none.
+func requireProblems(t *testing.T, problems, want []string) {
+	t.Helper()
+	got := strings.Join(problems, "\n")
+	if len(want) == 0 && got != "" {
+		t.Fatalf("problems %q; want none", got)
+	}
+	if len(want) > 0 && got == "" {
+		t.Fatalf("no problem; want one saying %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("problems\n%s\ndo not say %q", got, w)
+		}
 	}
 }
