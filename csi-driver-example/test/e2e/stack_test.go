@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,14 +54,7 @@ func TestProvisionStopsWithTheStackTheLessonQuotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	delve.RequireQuotedStack(t, quoted, stack)
-	got, err := d.Eval(gid, "options.PVC.Name")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// delve's API gives a string as it is, its print quotes it: either form.
-	if got.Value != name && got.Value != strconv.Quote(name) {
-		t.Errorf("Provision stopped with options.PVC.Name = %s, want %q", got.Value, name)
-	}
+	d.WantString(t, gid, "options.PVC.Name", name, "Provision")
 	if err := d.Clear(bp.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/rpc"
 	"net/rpc/jsonrpc"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -302,6 +303,23 @@ func (c *Client) Eval(goroutine int64, expr string) (Variable, error) {
 		return Variable{}, fmt.Errorf("evaluating %s: delve returned no value", expr)
 	}
 	return *out.Variable, nil
+}
+
+// WantString evaluates expr in the top frame of goroutine (Eval) and marks the
+// test failed unless it is the string want: delve's API gives a string as it
+// is and its print quotes it, so either form is accepted. where names the stop
+// (a function) in the message. A wrong value does not stop the test (Errorf),
+// so the caller still clears its breakpoint and lets the program run; an
+// evaluation delve refuses does (Fatal).
+func (c *Client) WantString(t testing.TB, goroutine int64, expr, want, where string) {
+	t.Helper()
+	got, err := c.Eval(goroutine, expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Value != want && got.Value != strconv.Quote(want) {
+		t.Errorf("%s stopped with %s = %s, want %q", where, expr, got.Value, want)
+	}
 }
 
 // DetachRunning leaves the program running and closes the connection, the way

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -176,13 +175,7 @@ func requireStoppedAt(t *testing.T, d *delve.Client, stopped <-chan delve.Result
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := d.Eval(gid, expr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Value != strconv.Quote(want) && got.Value != want {
-		t.Fatalf("%s stopped with %s = %s, want %q", bp.FunctionName, expr, got.Value, want)
-	}
+	d.WantString(t, gid, expr, want, bp.FunctionName)
 	return stack
 }
 
