@@ -38,6 +38,7 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
@@ -58,6 +59,7 @@ type deps struct {
 	volumes          *volumes.Store
 	nodeID           string
 	maxCapacityBytes int64
+	zones            map[string]int64
 	driverName       string
 	kubeletEndpoint  string
 	refused          func(error)
@@ -75,14 +77,14 @@ type services struct {
 var reconcilers = map[string]func(deps) services{
 	"reference": func(d deps) services {
 		return services{
-			controller:   &controller.Service{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes},
+			controller:   &controller.Service{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes, Zones: d.zones},
 			node:         &node.Service{Volumes: d.volumes, NodeID: d.nodeID},
 			registration: &registration.Service{DriverName: d.driverName, Endpoint: d.kubeletEndpoint, Refused: d.refused},
 		}
 	},
 	"stub": func(d deps) services {
 		return services{
-			controller:   &controller.StubService{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes},
+			controller:   &controller.StubService{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes, Zones: d.zones},
 			node:         &node.StubService{Volumes: d.volumes, NodeID: d.nodeID},
 			registration: &registration.StubService{DriverName: d.driverName, Endpoint: d.kubeletEndpoint, Refused: d.refused},
 		}
@@ -117,6 +119,7 @@ type options struct {
 	nodeID          string
 	driverName      string
 	maxVolumeSize   string
+	zones           string
 	reconciler      string
 	listReconcilers bool
 	registrationDir string
@@ -158,6 +161,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.nodeID, "node-id", hostname, "This node's ID, answered by NodeGetInfo; the only node ControllerPublishVolume accepts.")
 	fs.StringVar(&o.driverName, "driver-name", DefaultDriverName, "The driver's name, answered by GetPluginInfo: what a StorageClass's provisioner and a PV's spec.csi.driver say.")
 	fs.StringVar(&o.maxVolumeSize, "max-volume-size", "1Gi", "The largest volume CreateVolume makes, as a Kubernetes quantity (512Mi, 1Gi); larger is OUT_OF_RANGE.")
+	fs.StringVar(&o.zones, "zones", "", "The zones volumes live in, each with its capacity, as ZONE=QUANTITY,... (zone-a=1Gi,zone-b=1Gi): the driver then offers topology (key "+controller.TopologyKey+") and GetCapacity. Empty: no topology.")
 	fs.StringVar(&o.reconciler, "reconciler", "reference", "Which Controller, Node and registration services run: reference (the kit's) or stub (logs each call and answers Unimplemented, your starting point); see reconcilers in main.go.")
 	fs.StringVar(&o.registrationDir, "registration-dir", "", "The kubelet's plugins registry folder (/var/lib/kubelet/plugins_registry): serve the kubelet's plugin registration service there, on <driver name>-reg.sock, so that the kubelet finds the driver. Empty: no registration (no kubelet, as on the local cluster).")
 	fs.StringVar(&o.kubeletEndpoint, "kubelet-endpoint", "", "The CSI socket's path as the kubelet sees it, which the registration answers (default: --endpoint's path; other only when the kubelet sees the socket under another path).")
@@ -198,7 +202,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// first one is enough: the driver is stopping).
 	refused := make(chan error, 1)
 	picked := reconcilers[o.reconciler](deps{
-		volumes: store, nodeID: o.nodeID, maxCapacityBytes: c.maxBytes,
+		volumes: store, nodeID: o.nodeID, maxCapacityBytes: c.maxBytes, zones: c.zones,
 		driverName: o.driverName, kubeletEndpoint: c.kubeletEndpoint,
 		refused: func(err error) {
 			select {
@@ -212,12 +216,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--endpoint=%s: %w", o.endpoint, err)
 	}
-	srv := driver.NewServer(&driver.Identity{Name: o.driverName}, picked.controller, picked.node)
+	srv := driver.NewServer(&driver.Identity{Name: o.driverName, Topology: len(c.zones) > 0}, picked.controller, picked.node)
 	servers := []*grpc.Server{srv}
 	served := make(chan error, 2)
 	go func() { served <- srv.Serve(listener) }()
 	klog.InfoS("Serving the CSI driver", "driver", o.driverName, "endpoint", o.endpoint, "node", o.nodeID,
-		"reconciler", o.reconciler, "stateDir", o.stateDir, "volumes", len(found), "maxVolumeSize", o.maxVolumeSize)
+		"reconciler", o.reconciler, "stateDir", o.stateDir, "volumes", len(found), "maxVolumeSize", o.maxVolumeSize, "zones", o.zones)
 
 	// The registration socket comes second, once the CSI socket is served:
 	// the kubelet calls NodeGetInfo there as soon as it has GetInfo's answer.
@@ -299,6 +303,8 @@ type checked struct {
 	kubeletEndpoint string
 	// maxBytes is --max-volume-size in bytes.
 	maxBytes int64
+	// zones is --zones: each zone's capacity in bytes; nil for none.
+	zones map[string]int64
 }
 
 // check returns what the flags say, or an error naming the flag that is wrong
@@ -330,6 +336,9 @@ func (o options) check() (checked, error) {
 		return c, fmt.Errorf("--max-volume-size=%s: want more than 0, such as 1Gi", o.maxVolumeSize)
 	}
 	c.maxBytes = q.Value()
+	if c.zones, err = parseZones(o.zones); err != nil {
+		return c, err
+	}
 	if o.registrationDir != "" {
 		if !filepath.IsAbs(o.registrationDir) {
 			return c, fmt.Errorf("--registration-dir=%s: want an absolute path, such as /var/lib/kubelet/plugins_registry", o.registrationDir)
@@ -371,4 +380,33 @@ func editDistance(a, b string) int {
 		prev = cur
 	}
 	return prev[len(b)]
+}
+
+// parseZones reads --zones, ZONE=QUANTITY pairs separated by commas, into each
+// zone's capacity in bytes; "" is no zones (nil). A zone's name is a label's
+// value (the driver's topology key labels Nodes with it), each zone comes once
+// and its capacity is more than 0; the error names the pair and the fix.
+func parseZones(flag string) (map[string]int64, error) {
+	if flag == "" {
+		return nil, nil
+	}
+	zones := map[string]int64{}
+	for pair := range strings.SplitSeq(flag, ",") {
+		zone, size, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok {
+			return nil, fmt.Errorf("--zones=%s: %q: want ZONE=QUANTITY, such as zone-a=1Gi", flag, pair)
+		}
+		if errs := validation.IsValidLabelValue(zone); zone == "" || len(errs) > 0 {
+			return nil, fmt.Errorf("--zones=%s: zone %q: want a label value (letters, digits, '-', '_' and '.'), such as zone-a", flag, zone)
+		}
+		if _, seen := zones[zone]; seen {
+			return nil, fmt.Errorf("--zones=%s: zone %s comes twice: give each zone once", flag, zone)
+		}
+		q, err := resource.ParseQuantity(size)
+		if err != nil || q.Sign() <= 0 {
+			return nil, fmt.Errorf("--zones=%s: zone %s: capacity %q: want a quantity more than 0, such as 1Gi", flag, zone, size)
+		}
+		zones[zone] = q.Value()
+	}
+	return zones, nil
 }

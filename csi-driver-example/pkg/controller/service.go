@@ -63,6 +63,10 @@ type Service struct {
 	// MaxCapacityBytes is the largest volume CreateVolume makes
 	// (--max-volume-size).
 	MaxCapacityBytes int64
+	// Zones are the zones volumes can be made in, each with its capacity
+	// in bytes (--zones; topology.go). Empty: the driver has no topology,
+	// as in lesson 7's first sections.
+	Zones map[string]int64
 
 	mu sync.Mutex
 }
@@ -74,14 +78,20 @@ type Service struct {
 // PUBLISH_UNPUBLISH_VOLUME is (else it marks every VolumeAttachment attached
 // without asking).
 func (s *Service) ControllerGetCapabilities(ctx context.Context, req *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
-	return capabilities(
+	offered := []csi.ControllerServiceCapability_RPC_Type{
 		csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
 		csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME,
 		// ControllerPublishVolume keeps the readonly flag it was asked for
 		// and refuses the same publication with the other one.
 		csi.ControllerServiceCapability_RPC_PUBLISH_READONLY,
 		csi.ControllerServiceCapability_RPC_LIST_VOLUMES,
-	), nil
+	}
+	if len(s.Zones) > 0 {
+		// Each zone's free bytes, for csi-provisioner's CSIStorageCapacity
+		// objects (GetCapacity, topology.go).
+		offered = append(offered, csi.ControllerServiceCapability_RPC_GET_CAPACITY)
+	}
+	return capabilities(offered...), nil
 }
 
 // CreateVolume makes a volume (spec sections CreateVolume and "CreateVolume
@@ -89,7 +99,9 @@ func (s *Service) ControllerGetCapabilities(ctx context.Context, req *csi.Contro
 // until it gets an answer, so a second call for a name that already has a
 // volume returns that volume instead of making another (idempotency), as long
 // as the volume fits what is asked; one that does not fit is ALREADY_EXISTS.
-// A new volume larger than MaxCapacityBytes is OUT_OF_RANGE.
+// A new volume larger than MaxCapacityBytes is OUT_OF_RANGE. With Zones, the
+// volume goes to the first zone of accessibility_requirements with room for
+// it, or nowhere: RESOURCE_EXHAUSTED (zoneFor, topology.go).
 func (s *Service) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
 	logger := klog.FromContext(ctx)
 	if req.GetName() == "" {
@@ -131,6 +143,11 @@ func (s *Service) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest
 				"name %q: volume %s has this name already, with %s, outside the capacity range asked for now (required_bytes %d, limit_bytes %d)",
 				req.GetName(), existing.ID, quantity(existing.CapacityBytes), required, limit)
 		}
+		if !s.inRequisite(existing, req.GetAccessibilityRequirements()) {
+			return nil, status.Errorf(codes.AlreadyExists,
+				"name %q: volume %s has this name already, in zone %s, which accessibility_requirements.requisite does not name",
+				req.GetName(), existing.ID, existing.Zone)
+		}
 		logger.V(2).Info("Volume exists already", "name", existing.Name, "volumeID", existing.ID, "capacityBytes", existing.CapacityBytes)
 		return &csi.CreateVolumeResponse{Volume: csiVolume(existing)}, nil
 	}
@@ -146,11 +163,21 @@ func (s *Service) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest
 		return nil, status.Errorf(codes.OutOfRange,
 			"capacity_range.required_bytes: %s is more than this driver's maximum, %s (--max-volume-size)", quantity(size), quantity(s.MaxCapacityBytes))
 	}
-	v, err := s.Volumes.Create(req.GetName(), size)
+	var zone string
+	if len(s.Zones) > 0 {
+		if zone, err = s.zoneFor(req.GetAccessibilityRequirements(), size); err != nil {
+			return nil, err
+		}
+	}
+	v, err := s.Volumes.Create(req.GetName(), size, zone)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "creating the volume's folder: %v", err)
 	}
-	logger.Info("Created volume", "name", v.Name, "volumeID", v.ID, "capacityBytes", v.CapacityBytes, "folder", s.Volumes.Dir(v.ID))
+	created := []any{"name", v.Name, "volumeID", v.ID, "capacityBytes", v.CapacityBytes}
+	if v.Zone != "" {
+		created = append(created, "zone", v.Zone)
+	}
+	logger.Info("Created volume", append(created, "folder", s.Volumes.Dir(v.ID))...)
 	return &csi.CreateVolumeResponse{Volume: csiVolume(v)}, nil
 }
 
@@ -351,9 +378,15 @@ func (s *Service) get(id string) (volumes.Volume, error) {
 	return v, nil
 }
 
-// csiVolume is v as the CSI messages carry it.
+// csiVolume is v as the CSI messages carry it: with its zone as its
+// accessible_topology when it has one, which csi-provisioner turns into the
+// PersistentVolume's node affinity.
 func csiVolume(v volumes.Volume) *csi.Volume {
-	return &csi.Volume{VolumeId: v.ID, CapacityBytes: v.CapacityBytes}
+	vol := &csi.Volume{VolumeId: v.ID, CapacityBytes: v.CapacityBytes}
+	if v.Zone != "" {
+		vol.AccessibleTopology = []*csi.Topology{{Segments: map[string]string{TopologyKey: v.Zone}}}
+	}
+	return vol
 }
 
 // publishedNodes lists the node IDs v is published to, for a message.

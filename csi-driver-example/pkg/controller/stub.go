@@ -31,14 +31,27 @@ type StubService struct {
 	NodeID string
 	// MaxCapacityBytes is the largest volume allowed (--max-volume-size).
 	MaxCapacityBytes int64
+	// Zones maps each zone to its capacity in bytes (--zones; exercise 3).
+	// Empty: no topology.
+	Zones map[string]int64
 }
 
-// ControllerGetCapabilities lists the calls the lesson has you write.
+// ControllerGetCapabilities lists the calls the lesson has you write:
+// GetCapacity too when the driver runs with zones (exercise 3).
 func (s *StubService) ControllerGetCapabilities(ctx context.Context, req *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
-	return capabilities(
+	offered := []csi.ControllerServiceCapability_RPC_Type{
 		csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
 		csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME,
-	), nil
+	}
+	if len(s.Zones) > 0 {
+		offered = append(offered, csi.ControllerServiceCapability_RPC_GET_CAPACITY)
+	}
+	return capabilities(offered...), nil
+}
+
+// GetCapacity logs the call and answers Unimplemented.
+func (s *StubService) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
+	return nil, notYet(ctx, "GetCapacity", "accessibleTopology", req.GetAccessibleTopology().GetSegments())
 }
 
 // CreateVolume logs the call and answers Unimplemented.

@@ -29,6 +29,9 @@ type Identity struct {
 	// Name is the driver's name (--driver-name): what a StorageClass's
 	// provisioner and a PV's spec.csi.driver say.
 	Name string
+	// Topology says the driver's volumes live in zones (--zones), so that
+	// the CO must say where a volume is wanted.
+	Topology bool
 }
 
 // GetPluginInfo answers the driver's name and version (spec section
@@ -39,16 +42,26 @@ func (i *Identity) GetPluginInfo(ctx context.Context, req *csi.GetPluginInfoRequ
 
 // GetPluginCapabilities says the driver has a Controller service (spec section
 // GetPluginCapabilities); without it, csi-attacher would mark every volume
-// attached without calling ControllerPublishVolume. It lists no
-// VOLUME_ACCESSIBILITY_CONSTRAINTS: the toy's volumes carry no topology.
+// attached without calling ControllerPublishVolume. With Topology it also
+// lists VOLUME_ACCESSIBILITY_CONSTRAINTS, on which csi-provisioner sends
+// CreateVolume the accessibility_requirements it builds from the Nodes'
+// CSINodes and labels; without, the volumes carry no topology.
 func (i *Identity) GetPluginCapabilities(ctx context.Context, req *csi.GetPluginCapabilitiesRequest) (*csi.GetPluginCapabilitiesResponse, error) {
-	return &csi.GetPluginCapabilitiesResponse{
+	resp := &csi.GetPluginCapabilitiesResponse{
 		Capabilities: []*csi.PluginCapability{{
 			Type: &csi.PluginCapability_Service_{
 				Service: &csi.PluginCapability_Service{Type: csi.PluginCapability_Service_CONTROLLER_SERVICE},
 			},
 		}},
-	}, nil
+	}
+	if i.Topology {
+		resp.Capabilities = append(resp.Capabilities, &csi.PluginCapability{
+			Type: &csi.PluginCapability_Service_{
+				Service: &csi.PluginCapability_Service{Type: csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS},
+			},
+		})
+	}
+	return resp, nil
 }
 
 // Probe says the driver is ready (spec section Probe): it is, once it serves

@@ -43,7 +43,7 @@ func start(t *testing.T, svc func(*volumes.Store) csi.NodeServer) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := store.Create("pvc-1", 1<<20)
+	v, err := store.Create("pvc-1", 1<<20, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,6 +59,9 @@ type Volume struct {
 	Name string `json:"name"`
 	// CapacityBytes is the size the volume was created with.
 	CapacityBytes int64 `json:"capacityBytes"`
+	// Zone is the zone the volume was made in, when the driver runs with
+	// zones (--zones; lesson 7's topology section), else "".
+	Zone string `json:"zone,omitempty"`
 	// Published maps each node ID the volume is published to
 	// (ControllerPublishVolume) to whether it was published read-only.
 	Published map[string]bool `json:"published,omitempty"`
@@ -170,11 +173,12 @@ func (s *Store) FindByName(name string) (Volume, bool, error) {
 	return Volume{}, false, nil
 }
 
-// Create makes a new volume with a fresh ID: the folder with its record and
-// its data folder is assembled under a hidden name, then renamed into place in
-// one step, so the volume appears complete or not at all.
-func (s *Store) Create(name string, capacityBytes int64) (Volume, error) {
-	v := Volume{ID: NewID(), Name: name, CapacityBytes: capacityBytes}
+// Create makes a new volume with a fresh ID in zone ("" for a driver without
+// zones): the folder with its record and its data folder is assembled under a
+// hidden name, then renamed into place in one step, so the volume appears
+// complete or not at all.
+func (s *Store) Create(name string, capacityBytes int64, zone string) (Volume, error) {
+	v := Volume{ID: NewID(), Name: name, CapacityBytes: capacityBytes, Zone: zone}
 	work, err := os.MkdirTemp(s.dir, hiddenPrefix+"new-")
 	if err != nil {
 		return Volume{}, err

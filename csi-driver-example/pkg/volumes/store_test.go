@@ -29,7 +29,7 @@ func TestAVolumeIsAFolderWithItsRecordAndNothingElseIsLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := s.Create("pvc-1", 5<<20)
+	v, err := s.Create("pvc-1", 5<<20, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestOpenRemovesWhatACrashLeftHalfDone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := s.Create("pvc-1", 1<<20)
+	v, err := s.Create("pvc-1", 1<<20, "")
 	if err != nil {
 		t.Fatal(err)
 	}
