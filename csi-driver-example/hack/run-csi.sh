@@ -9,7 +9,8 @@
 #
 # Before that it builds the sidecars on first use (hack/build-bins.sh, minutes
 # the first time), applies csi-driver-example/config (the sidecars'
-# ServiceAccounts and RBAC, the CSIDriver, the StorageClass) and writes a
+# ServiceAccounts and RBAC, the CSIDriver, the two StorageClasses: Immediate and
+# WaitForFirstConsumer) and writes a
 # kubeconfig for each sidecar that impersonates its ServiceAccount (the
 # kubeconfig's "as:", what kubectl --as sets), so each runs with exactly the
 # RBAC the kit ships for it. Each sidecar gets that file both ways a program
@@ -36,7 +37,8 @@
 # RECONCILER (the driver's Controller and Node services: reference or stub; empty: the
 # driver's default, reference), V (the log verbosity of all three, -v; default
 # 5, where the sidecars log each gRPC call with its request and response), ARGS
-# (more flags for the driver), KUBECONFIG.
+# (more flags for the driver: --zones=zone-a=150Mi,zone-b=1Gi gives it zones,
+# lesson 7's section on topology), KUBECONFIG.
 #
 # Exit status: the first of the three to exit's; 3 make run-csi (or make debug
 # of the driver or of csi-provisioner) already runs against the cluster, which it
@@ -73,9 +75,9 @@ sidecars="csi-attacher"
 # shellcheck disable=SC2086 # one binary name per word
 "$KIT_ROOT/hack/build-bins.sh" $sidecars
 
-kit_log "applying the sidecars' RBAC, the CSIDriver and the StorageClass (csi-driver-example/config)"
+kit_log "applying the sidecars' RBAC, the CSIDriver and the StorageClasses (csi-driver-example/config)"
 "$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" apply --server-side \
-	-f "$config/rbac/" -f "$config/csidriver.yaml" -f "$config/storageclass.yaml"
+	-f "$config/rbac/" -f "$config/csidriver.yaml" -f "$config/storageclass.yaml" -f "$config/storageclass-wffc.yaml"
 
 # Each sidecar's kubeconfig acts as its ServiceAccount (csi-driver-example/csi-provisioner, csi-attacher).
 for sidecar in provisioner attacher; do
@@ -166,9 +168,17 @@ sidecar_flags=(--csi-address="$socket" --leader-election=false --v="$verbosity")
 # Each sidecar's environment names its own kubeconfig too (KUBECONFIG, which
 # csi-provisioner reads before its flag), so it acts as its ServiceAccount
 # whichever of the two it reads.
+# csi-provisioner also tracks capacity: for each WaitForFirstConsumer class and
+# zone it asks GetCapacity and writes the answer as a CSIStorageCapacity in the
+# namespace NAMESPACE names, owned by nothing (-1: no Pod of its own to own
+# them). --strict-topology asks CreateVolume for the selected node's zone only,
+# so a volume is made where the Pod is or not at all (RESOURCE_EXHAUSTED, and
+# the Pod goes back to the scheduler). Both matter only to a driver with zones
+# (--zones in ARGS); without, it offers no topology and no class has a zone.
 # shellcheck disable=SC2086 # PROVISIONER is a command and its arguments: split on purpose
-start provisioner env KUBECONFIG="$out/provisioner.kubeconfig" \
-	$provisioner --kubeconfig="$out/provisioner.kubeconfig" "${sidecar_flags[@]}"
+start provisioner env KUBECONFIG="$out/provisioner.kubeconfig" NAMESPACE=csi-driver-example \
+	$provisioner --kubeconfig="$out/provisioner.kubeconfig" "${sidecar_flags[@]}" \
+	--enable-capacity --capacity-ownerref-level=-1 --strict-topology
 start attacher env KUBECONFIG="$out/attacher.kubeconfig" \
 	"$KIT_BIN/csi-attacher" --kubeconfig="$out/attacher.kubeconfig" "${sidecar_flags[@]}"
 

@@ -116,12 +116,16 @@ func makeManagedNode(t *testing.T, cs kubernetes.Interface, name string) {
 
 // makeCSINode creates the CSINode of node, which the kubelet writes once a
 // driver registers on it: it lists driver with its node ID, where csi-attacher
-// reads the node_id it gives ControllerPublishVolume. It is deleted at cleanup.
-func makeCSINode(t *testing.T, cs kubernetes.Interface, node, driver, nodeID string) {
+// reads the node_id it gives ControllerPublishVolume, and the driver's
+// topology keys, where csi-provisioner reads which of the Node's labels are
+// its zone. It is deleted at cleanup.
+func makeCSINode(t *testing.T, cs kubernetes.Interface, node, driver, nodeID string, topologyKeys ...string) {
 	t.Helper()
 	csiNode := &storagev1.CSINode{
 		ObjectMeta: metav1.ObjectMeta{Name: node},
-		Spec:       storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{{Name: driver, NodeID: nodeID}}},
+		Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{{
+			Name: driver, NodeID: nodeID, TopologyKeys: topologyKeys,
+		}}},
 	}
 	if _, err := cs.StorageV1().CSINodes().Create(context.Background(), csiNode, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating CSINode %s: %v", node, err)

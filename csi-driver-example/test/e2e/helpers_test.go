@@ -69,6 +69,10 @@ const (
 	// managedAttachAnnotation marks a Node whose volumes kube-controller-manager's
 	// attach-detach controller attaches (the kubelet sets it on its Node).
 	managedAttachAnnotation = "volumes.kubernetes.io/controller-managed-attach-detach"
+	// capacityDriverLabel is the label csi-provisioner's capacity controller
+	// puts on each CSIStorageCapacity it writes, naming the driver
+	// (pkg/capacity/capacity.go in external-provisioner).
+	capacityDriverLabel = "csi.storage.k8s.io/drivername"
 	// testNodeLabel marks the Nodes the suite makes, so that a run cut short
 	// leaves Nodes a look with kubectl finds (kubectl get nodes -l ...).
 	testNodeLabel = "controller-kit.dev/e2e-csi"
@@ -143,7 +147,9 @@ type testDriver struct {
 	namespace string
 	name      string
 	// nodeID is the driver's --node-id, "" for its default (the host's name).
-	nodeID   string
+	nodeID string
+	// zones is the driver's --zones, "" for none (withZones).
+	zones    string
 	stateDir string
 	socket   string
 	// driver is the driver's process, the last one started.
@@ -274,6 +280,9 @@ func (d *testDriver) startDriver() *kittest.Process {
 	if d.nodeID != "" {
 		args = append(args, "--node-id="+d.nodeID)
 	}
+	if d.zones != "" {
+		args = append(args, "--zones="+d.zones)
+	}
 	p := d.start("driver", suite.Bin, args...)
 	d.driver = p
 	identity := csi.NewIdentityClient(d.conn())
@@ -351,12 +360,20 @@ func (d *testDriver) startSidecars(attacher bool) sidecars {
 func (d *testDriver) startSidecar(name, program string) *kittest.Process {
 	d.t.Helper()
 	kittest.WaitAuthorized(d.t, d.cs, deadline, sidecarNamespace, name, "watch", "persistentvolumes", "")
-	p := d.start(name, program,
-		"--csi-address="+d.socket,
-		"--kubeconfig="+kittest.ImpersonatingKubeconfig(d.t, sidecarNamespace, name),
+	args := []string{
+		"--csi-address=" + d.socket,
+		"--kubeconfig=" + kittest.ImpersonatingKubeconfig(d.t, sidecarNamespace, name),
 		"--leader-election=false",
 		"--v=5",
-	)
+	}
+	if name == "csi-provisioner" {
+		// Capacity tracking, its objects in the sidecars' namespace, and
+		// strict topology, as make run-csi runs it (hack/run-csi.sh).
+		args = append([]string{"NAMESPACE=" + sidecarNamespace, program}, append(args,
+			"--enable-capacity", "--capacity-ownerref-level=-1", "--strict-topology")...)
+		program = "env"
+	}
+	p := d.start(name, program, args...)
 	d.t.Cleanup(func() {
 		if lines := p.Lines("forbidden"); len(lines) > 0 {
 			d.t.Errorf("the API server refused %s a request (forbidden): config/rbac does not grant it:\n%s", name, strings.Join(lines, "\n"))
@@ -424,6 +441,10 @@ func (d *testDriver) removeLeftovers() {
 		_, _ = d.cs.CoreV1().PersistentVolumes().Patch(ctx, pv.Name, "application/merge-patch+json", unfinalize, metav1.PatchOptions{})
 		_ = d.cs.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{})
 	}
+	// csi-provisioner's capacity objects of the driver's classes, which a
+	// stopped provisioner leaves.
+	_ = d.cs.StorageV1().CSIStorageCapacities(sidecarNamespace).DeleteCollection(ctx, metav1.DeleteOptions{},
+		metav1.ListOptions{LabelSelector: capacityDriverLabel + "=" + d.name})
 }
 
 // volumes returns the PersistentVolumes of the driver (spec.csi.driver).
