@@ -58,6 +58,11 @@ func TestBadFlagsAreNamed(t *testing.T) {
 		{[]string{endpoint, state, "--registration-dir=plugins_registry"}, "--registration-dir=plugins_registry: want an absolute path"},
 		{[]string{endpoint, state, "--registration-dir=/" + strings.Repeat("d", 100)}, "--registration-dir=/ddd"},
 		{[]string{endpoint, state, "--kubelet-endpoint=unix:///csi.sock"}, "--kubelet-endpoint=unix:///csi.sock: want the socket's absolute path, without unix://"},
+		{[]string{endpoint, state, "--zones=zone-a"}, `"zone-a": want ZONE=QUANTITY`},
+		{[]string{endpoint, state, "--zones=zone a=1Gi"}, `zone "zone a": want a label value`},
+		{[]string{endpoint, state, "--zones=zone-a=1Gi,zone-a=2Gi"}, "zone zone-a comes twice"},
+		{[]string{endpoint, state, "--zones=zone-a=lots"}, `zone zone-a: capacity "lots": want a quantity more than 0`},
+		{[]string{endpoint, state, "--zones=zone-a=0"}, `capacity "0": want a quantity more than 0`},
 	} {
 		// A context already done: should a check let the flags through, the
 		// driver stops at once (and returns nil) instead of serving on.
