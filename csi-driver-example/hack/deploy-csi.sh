@@ -147,7 +147,7 @@ require_reconciler() {
 	have=$(docker run --rm "$IMG" --list-reconcilers) ||
 		kit_die "the driver in $IMG does not answer --list-reconcilers: build it again (make -C csi-driver-example docker-build kind-load, or make deploy-csi, which does)"
 	kit_listed "$want" echo "$have" ||
-		kit_die "RECONCILER=$want: the driver in $IMG has no Reconciler of that name (it has: $(echo $have | sed 's/ /, /g')). Add yours to the reconcilers map in csi-driver-example/main.go first (lesson 7, section 16), then run make deploy-csi RECONCILER=$want again."
+		kit_die "RECONCILER=$want: the driver in $IMG has no Reconciler of that name (it has: $(echo $have | sed 's/ /, /g')). Add yours to the reconcilers map in csi-driver-example/main.go first (lesson 7, section 17), then run make deploy-csi RECONCILER=$want again."
 }
 
 # privileged_pod prints a Pod such as the node plugin's: privileged, with the
@@ -222,7 +222,7 @@ deploy() {
 		return 0
 	fi
 	if [ "${RECONCILER:-reference}" = stub ]; then
-		kit_log "not waiting for the kubelet to register the driver: the stub's registration service is exercise 3, and answers GetInfo with Unimplemented until you write it; make check LESSON=7 says whether it registers"
+		kit_log "not waiting for the kubelet to register the driver: the stub's registration service is exercise 4, and answers GetInfo with Unimplemented until you write it; make check LESSON=7 says whether it registers"
 		return 0
 	fi
 	# Up to 3 minutes: after a failed registration (the stub's, say) the kubelet

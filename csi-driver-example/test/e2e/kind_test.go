@@ -175,7 +175,7 @@ func driverRegistered(ctx context.Context, cs kubernetes.Interface, node string)
 func waitRegistered(t *testing.T, cs kubernetes.Interface, node string, since time.Time) {
 	t.Helper()
 	if unregistered != "" {
-		t.Fatalf("the kubelet of %s never registered the driver in %s: skipped waiting again; fix that first (exercise 3)", node, unregistered)
+		t.Fatalf("the kubelet of %s never registered the driver in %s: skipped waiting again; fix that first (exercise 4)", node, unregistered)
 	}
 	stop := time.Now().Add(registrationDeadline)
 	var last error
@@ -356,7 +356,7 @@ func (u *kindVolumeUser) waitRunning(name string) string {
 // them: a check of registration that ends with a Pod (the restarts) can fail
 // there while its own exercise is done.
 var volumeEventCalls = map[string]string{
-	"FailedMount":        "NodeStageVolume or NodePublishVolume, the Node service: exercise 4",
+	"FailedMount":        "NodeStageVolume or NodePublishVolume, the Node service: exercise 5",
 	"FailedAttachVolume": "ControllerPublishVolume, the Controller service: exercise 2",
 }
 
