@@ -220,8 +220,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	servers := []*grpc.Server{srv}
 	served := make(chan error, 2)
 	go func() { served <- srv.Serve(listener) }()
-	klog.InfoS("Serving the CSI driver", "driver", o.driverName, "endpoint", o.endpoint, "node", o.nodeID,
-		"reconciler", o.reconciler, "stateDir", o.stateDir, "volumes", len(found), "maxVolumeSize", o.maxVolumeSize, "zones", o.zones)
+	serving := []any{"driver", o.driverName, "endpoint", o.endpoint, "node", o.nodeID,
+		"reconciler", o.reconciler, "stateDir", o.stateDir, "volumes", len(found), "maxVolumeSize", o.maxVolumeSize}
+	if o.zones != "" {
+		serving = append(serving, "zones", o.zones)
+	}
+	klog.InfoS("Serving the CSI driver", serving...)
 
 	// The registration socket comes second, once the CSI socket is served:
 	// the kubelet calls NodeGetInfo there as soon as it has GetInfo's answer.
