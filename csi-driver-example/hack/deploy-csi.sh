@@ -192,7 +192,9 @@ apply() {
 	require_reconciler
 	check
 	kit_log "applying the RBAC, the CSIDriver, the StorageClass and config/deploy (driver $IMG, --reconciler=${RECONCILER:-reference})"
-	k apply --server-side -f "$config/rbac/" -f "$config/csidriver.yaml" -f "$config/storageclass.yaml" | sed 's/^/    /'
+	# --force-conflicts: the kit's files win over a field changed by hand since
+	# (a kubectl patch of the CSIDriver's storageCapacity, lesson 7 section 10).
+	k apply --server-side --force-conflicts -f "$config/rbac/" -f "$config/csidriver.yaml" -f "$config/storageclass.yaml" | sed 's/^/    /'
 	manifests | k apply --server-side -f - | sed 's/^/    /'
 	wait_for "Deployment csi-controller ready (the driver, csi-provisioner, csi-attacher)" 180 \
 		k -n "$namespace" rollout status deployment/csi-controller --timeout=5s || { why_not_ready; return 1; }

@@ -76,7 +76,10 @@ sidecars="csi-attacher"
 "$KIT_ROOT/hack/build-bins.sh" $sidecars
 
 kit_log "applying the sidecars' RBAC, the CSIDriver and the StorageClasses (csi-driver-example/config)"
-"$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" apply --server-side \
+# --force-conflicts: the files are the kit's word on these objects, taken back
+# from whoever changed a field since (lesson 7 section 10's kubectl patch of the
+# CSIDriver's storageCapacity, say), which would otherwise refuse the apply.
+"$KIT_BIN/kubectl" --kubeconfig "$kubeconfig" apply --server-side --force-conflicts \
 	-f "$config/rbac/" -f "$config/csidriver.yaml" -f "$config/storageclass.yaml" -f "$config/storageclass-wffc.yaml"
 
 # Each sidecar's kubeconfig acts as its ServiceAccount (csi-driver-example/csi-provisioner, csi-attacher).
