@@ -31,7 +31,10 @@ func StartTarget(t testing.TB, name string, env []string, args ...string) *Proce
 		t.Fatal(err)
 	}
 	cmd := exec.Command("make", append([]string{"--no-print-directory", "-C", RepoRoot()}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	// The target runs as a learner types it in a shell: without the make
+	// settings of a make that runs this test (make check RECONCILER=stub
+	// hands its RECONCILER=stub down in MAKEFLAGS, which would outweigh env).
+	cmd.Env = append(withoutMakeSettings(os.Environ()), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p, err := startLogged(name, cmd, logFile, true)
 	if err != nil {
@@ -92,4 +95,20 @@ func StartRunTarget(t testing.TB, target string, env ...string) *Process {
 		t.Fatalf("make %s runs beside the local cluster here: %v", target, err)
 	}
 	return StartTarget(t, target, append([]string{ClusterEnv + "=" + info.Name}, env...), target)
+}
+
+// withoutMakeSettings returns environ less the variables through which a make
+// hands its flags and command-line variables to the makes under it (MAKEFLAGS,
+// MFLAGS, MAKELEVEL, MAKEOVERRIDES).
+func withoutMakeSettings(environ []string) []string {
+	var kept []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES":
+			continue
+		}
+		kept = append(kept, kv)
+	}
+	return kept
 }
