@@ -37,8 +37,12 @@ func TestRunCSIsProvisionerActsAsItsServiceAccount(t *testing.T) {
 	cs := kittest.Clientset(t)
 	create := kittest.ServiceAccountAccess(sidecarNamespace, "csi-provisioner", "create", "", "persistentvolumes")
 
-	run := kittest.StartRunTarget(t, "run-csi", "RECONCILER=reference")
+	// An example claim an earlier make run-csi left Bound (make debug
+	// WHAT=csi-provisioner's, say) would pass the wait below before this run
+	// serves: it goes first, and this run applies it afresh.
 	example := &testDriver{t: t, cs: cs, namespace: "default"}
+	forgetClaim(t, example, "example-claim")
+	run := kittest.StartRunTarget(t, "run-csi", "RECONCILER=reference")
 	t.Cleanup(func() { releaseClaim(t, example, "example-claim") })
 	kittest.Eventually(t, 5*time.Minute, "make run-csi's example claim default/example-claim to be Bound (the first make run-csi builds the sidecars, minutes)",
 		func(ctx context.Context) (bool, error) {
@@ -108,4 +112,26 @@ func releaseClaim(t *testing.T, d *testDriver, name string) {
 	if claim.Spec.VolumeName != "" {
 		d.waitGone(claim.Spec.VolumeName, "its claim was deleted while make run-csi runs")
 	}
+}
+
+// forgetClaim deletes the claim called name in d's namespace, if it is there,
+// and waits until it is gone, leaving its volume, if any, to its reclaim
+// policy (a provisioner that runs later deletes a released volume of a Delete
+// class).
+func forgetClaim(t *testing.T, d *testDriver, name string) {
+	t.Helper()
+	err := d.cs.CoreV1().PersistentVolumeClaims(d.namespace).Delete(context.Background(), name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return
+	}
+	if err != nil {
+		t.Fatalf("deleting claim %s/%s, left by an earlier run: %v", d.namespace, name, err)
+	}
+	kittest.Eventually(t, deadline, "claim "+d.namespace+"/"+name+", left by an earlier run, to be gone", func(ctx context.Context) (bool, error) {
+		_, err := d.cs.CoreV1().PersistentVolumeClaims(d.namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
 }
