@@ -58,6 +58,7 @@ const DefaultDriverName = "toy.csi.controller-kit.dev"
 type deps struct {
 	volumes          *volumes.Store
 	nodeID           string
+	nodeZone         string
 	maxCapacityBytes int64
 	zones            map[string]int64
 	driverName       string
@@ -78,14 +79,14 @@ var reconcilers = map[string]func(deps) services{
 	"reference": func(d deps) services {
 		return services{
 			controller:   &controller.Service{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes, Zones: d.zones},
-			node:         &node.Service{Volumes: d.volumes, NodeID: d.nodeID},
+			node:         &node.Service{Volumes: d.volumes, NodeID: d.nodeID, Zone: d.nodeZone},
 			registration: &registration.Service{DriverName: d.driverName, Endpoint: d.kubeletEndpoint, Refused: d.refused},
 		}
 	},
 	"stub": func(d deps) services {
 		return services{
 			controller:   &controller.StubService{Volumes: d.volumes, NodeID: d.nodeID, MaxCapacityBytes: d.maxCapacityBytes, Zones: d.zones},
-			node:         &node.StubService{Volumes: d.volumes, NodeID: d.nodeID},
+			node:         &node.StubService{Volumes: d.volumes, NodeID: d.nodeID, Zone: d.nodeZone},
 			registration: &registration.StubService{DriverName: d.driverName, Endpoint: d.kubeletEndpoint, Refused: d.refused},
 		}
 	},
@@ -120,6 +121,7 @@ type options struct {
 	driverName      string
 	maxVolumeSize   string
 	zones           string
+	nodeZone        string
 	reconciler      string
 	listReconcilers bool
 	registrationDir string
@@ -162,6 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.driverName, "driver-name", DefaultDriverName, "The driver's name, answered by GetPluginInfo: what a StorageClass's provisioner and a PV's spec.csi.driver say.")
 	fs.StringVar(&o.maxVolumeSize, "max-volume-size", "1Gi", "The largest volume CreateVolume makes, as a Kubernetes quantity (512Mi, 1Gi); larger is OUT_OF_RANGE.")
 	fs.StringVar(&o.zones, "zones", "", "The zones volumes live in, each with its capacity, as ZONE=QUANTITY,... (zone-a=1Gi,zone-b=1Gi): the driver then offers topology (key "+controller.TopologyKey+") and GetCapacity. Empty: no topology.")
+	fs.StringVar(&o.nodeZone, "node-zone", "", "This node's zone, one of --zones: NodeGetInfo answers it as the node's accessible_topology, which the kubelet writes as the Node's label and its CSINode's topologyKeys. Empty: none.")
 	fs.StringVar(&o.reconciler, "reconciler", "reference", "Which Controller, Node and registration services run: reference (the kit's) or stub (logs each call and answers Unimplemented, your starting point); see reconcilers in main.go.")
 	fs.StringVar(&o.registrationDir, "registration-dir", "", "The kubelet's plugins registry folder (/var/lib/kubelet/plugins_registry): serve the kubelet's plugin registration service there, on <driver name>-reg.sock, so that the kubelet finds the driver. Empty: no registration (no kubelet, as on the local cluster).")
 	fs.StringVar(&o.kubeletEndpoint, "kubelet-endpoint", "", "The CSI socket's path as the kubelet sees it, which the registration answers (default: --endpoint's path; other only when the kubelet sees the socket under another path).")
@@ -202,7 +205,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// first one is enough: the driver is stopping).
 	refused := make(chan error, 1)
 	picked := reconcilers[o.reconciler](deps{
-		volumes: store, nodeID: o.nodeID, maxCapacityBytes: c.maxBytes, zones: c.zones,
+		volumes: store, nodeID: o.nodeID, nodeZone: o.nodeZone, maxCapacityBytes: c.maxBytes, zones: c.zones,
 		driverName: o.driverName, kubeletEndpoint: c.kubeletEndpoint,
 		refused: func(err error) {
 			select {
@@ -342,6 +345,9 @@ func (o options) check() (checked, error) {
 	c.maxBytes = q.Value()
 	if c.zones, err = parseZones(o.zones); err != nil {
 		return c, err
+	}
+	if _, ok := c.zones[o.nodeZone]; o.nodeZone != "" && !ok {
+		return c, fmt.Errorf("--node-zone=%s: not one of --zones (%q): name the node's zone among them", o.nodeZone, o.zones)
 	}
 	if o.registrationDir != "" {
 		if !filepath.IsAbs(o.registrationDir) {

@@ -63,6 +63,8 @@ func TestBadFlagsAreNamed(t *testing.T) {
 		{[]string{endpoint, state, "--zones=zone-a=1Gi,zone-a=2Gi"}, "zone zone-a comes twice"},
 		{[]string{endpoint, state, "--zones=zone-a=lots"}, `zone zone-a: capacity "lots": want a quantity more than 0`},
 		{[]string{endpoint, state, "--zones=zone-a=0"}, `capacity "0": want a quantity more than 0`},
+		{[]string{endpoint, state, "--node-zone=zone-a"}, "--node-zone=zone-a: not one of --zones"},
+		{[]string{endpoint, state, "--zones=zone-a=1Gi", "--node-zone=zone-c"}, "--node-zone=zone-c: not one of --zones"},
 	} {
 		// A context already done: should a check let the flags through, the
 		// driver stops at once (and returns nil) instead of serving on.

@@ -67,14 +67,32 @@ type Service struct {
 	// node's CSINode object, where csi-attacher reads it to call
 	// ControllerPublishVolume with it.
 	NodeID string
+	// Zone is this node's zone (--node-zone), "" for none: NodeGetInfo
+	// answers it as the node's accessible_topology.
+	Zone string
 
 	mu sync.Mutex
 }
 
 // NodeGetInfo answers the node's ID (spec section NodeGetInfo), with no limit
-// on volumes (max_volumes_per_node 0) and no topology.
+// on volumes (max_volumes_per_node 0), and the node's zone, if it has one, as
+// its accessible_topology (nodeInfo).
 func (s *Service) NodeGetInfo(ctx context.Context, req *csi.NodeGetInfoRequest) (*csi.NodeGetInfoResponse, error) {
-	return &csi.NodeGetInfoResponse{NodeId: s.NodeID}, nil
+	return nodeInfo(s.NodeID, s.Zone), nil
+}
+
+// nodeInfo is NodeGetInfo's answer for the node nodeID in zone ("" for none).
+// The kubelet, at registration, labels its Node with each segment of
+// accessible_topology and lists their keys in the Node's CSINode
+// (topologyKeys), where csi-provisioner reads them to build CreateVolume's
+// accessibility_requirements (lesson 7, section 10). Compare with
+// NodeGetInfo in csi-driver-host-path's pkg/hostpath/nodeserver.go.
+func nodeInfo(nodeID, zone string) *csi.NodeGetInfoResponse {
+	info := &csi.NodeGetInfoResponse{NodeId: nodeID}
+	if zone != "" {
+		info.AccessibleTopology = &csi.Topology{Segments: map[string]string{controller.TopologyKey: zone}}
+	}
+	return info
 }
 
 // NodeGetCapabilities lists STAGE_UNSTAGE_VOLUME (spec section

@@ -330,3 +330,22 @@ func TestStubAnswersUnimplementedButUndoesNothingWithoutComplaint(t *testing.T) 
 
 // second returns the error of a call's two results.
 func second[T any](_ T, err error) error { return err }
+
+func TestNodeInAZoneAnswersItAsItsTopology(t *testing.T) {
+	for _, svc := range []csi.NodeServer{
+		&node.Service{NodeID: nodeID, Zone: "zone-b"},
+		&node.StubService{NodeID: nodeID, Zone: "zone-b"},
+	} {
+		info, err := svc.NodeGetInfo(context.Background(), &csi.NodeGetInfoRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.GetAccessibleTopology().GetSegments(); len(got) != 1 || got[controller.TopologyKey] != "zone-b" {
+			t.Errorf("%T NodeGetInfo: accessible_topology %v, want {%s: zone-b} (--node-zone)", svc, got, controller.TopologyKey)
+		}
+	}
+	none, err := (&node.Service{NodeID: nodeID}).NodeGetInfo(context.Background(), &csi.NodeGetInfoRequest{})
+	if err != nil || none.GetAccessibleTopology() != nil {
+		t.Errorf("NodeGetInfo without a zone: %v, %v; want no accessible_topology", none.GetAccessibleTopology(), err)
+	}
+}

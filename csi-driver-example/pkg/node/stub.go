@@ -33,11 +33,13 @@ type StubService struct {
 	Volumes *volumes.Store
 	// NodeID is this node's ID (--node-id).
 	NodeID string
+	// Zone is this node's zone (--node-zone), "" for none.
+	Zone string
 }
 
-// NodeGetInfo answers the node's ID.
+// NodeGetInfo answers the node's ID and zone, as the reference does.
 func (s *StubService) NodeGetInfo(ctx context.Context, req *csi.NodeGetInfoRequest) (*csi.NodeGetInfoResponse, error) {
-	return &csi.NodeGetInfoResponse{NodeId: s.NodeID}, nil
+	return nodeInfo(s.NodeID, s.Zone), nil
 }
 
 // NodeGetCapabilities lists the calls the lesson has you write.
