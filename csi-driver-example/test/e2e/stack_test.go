@@ -25,6 +25,7 @@ const (
 // claim of the shipped StorageClass, and holds the stopped goroutine's frames
 // to the stack the lesson quotes (<!-- stack: provision -->).
 func TestProvisionStopsWithTheStackTheLessonQuotes(t *testing.T) {
+	kittest.SkipElsewhere(t)
 	quoted, err := delve.ReadQuotedStack(suite.Lesson.Doc, "provision")
 	if err != nil {
 		t.Fatal(err)
