@@ -148,9 +148,10 @@ func (d *testDriver) setStorageCapacity(on bool) {
 	}
 }
 
-// TestWaitingClaimIsProvisionedInItsPodsZone: a claim of the
-// WaitForFirstConsumer class stays Pending with kube-controller-manager's
-// WaitForFirstConsumer event and no CreateVolume; once a Pod that uses it is
+// TestWaitingClaimIsProvisionedInItsPodsZone: once csi-provisioner has
+// published both zones' capacity, a claim of the WaitForFirstConsumer class
+// stays Pending with kube-controller-manager's WaitForFirstConsumer event and
+// no CreateVolume; once a Pod that uses it is
 // scheduled, the claim carries the selected node, and the driver makes the
 // volume in that node's zone, which the PersistentVolume's node affinity names.
 func TestWaitingClaimIsProvisionedInItsPodsZone(t *testing.T) {
@@ -158,6 +159,9 @@ func TestWaitingClaimIsProvisionedInItsPodsZone(t *testing.T) {
 	t.Parallel()
 	d, class := zonedDriver(t, "csi-wffc")
 	d.startSidecars(false)
+	// The scheduler keeps a Pod off a node whose zone has no CSIStorageCapacity
+	// yet (the CSIDriver says storageCapacity: true): both zones' first.
+	d.waitCapacities(class, map[string]string{"zone-a": "40Mi", "zone-b": "1Gi"}, "each zone's capacity (--zones), which the scheduler reads before it picks a node")
 	d.createClaim("data", class, "10Mi")
 	d.waitClaimEvent("data", "WaitForFirstConsumer")
 	d.requirePending("data", "a claim of a WaitForFirstConsumer class waits for a Pod")
